@@ -1,0 +1,31 @@
+# Two commands do all the set-up on a fresh machine with only python3:
+#   make run   - the nightly calibration into warehouse/ (prints where to look)
+#   make test  - the test suite (what .ci/run runs)
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed-stamp
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+
+.PHONY: run test ui bench validate clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/boardgen validate
+	$(VENV)/bin/boardgen calibrate
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+validate: $(STAMP)
+	$(VENV)/bin/boardgen validate
+
+bench: $(STAMP)
+	$(PY) benchmarks/generator_vs_c.py
+
+clean:
+	rm -rf warehouse .dagster_home

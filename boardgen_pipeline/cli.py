@@ -1,0 +1,229 @@
+"""The ``boardgen`` command line (SPEC 8 "Interfaces").
+
+Every user error (bad table, bad layout, unknown level) is printed as a
+message and exit code 1, never a traceback. ``--json`` field names are a
+contract other tools read: they are the metrics names of SPEC 2.6.
+
+Exit codes: 0 ok; 1 user error (bad input, table violations); 2 bad command
+line (argparse); 3 ``calibrate`` ran but an F4 assertion failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .board import LayoutError
+from .errors import TableError
+
+EXIT_USER_ERROR = 1
+EXIT_ASSERTION_FAILED = 3
+
+
+class UserError(Exception):
+    """A problem with what the user asked for: printed without a traceback."""
+
+
+def _tables_dir(args) -> Path:
+    from .tables import default_tables_dir
+
+    return Path(args.tables) if args.tables else default_tables_dir()
+
+
+def _board_text(board, metrics) -> str:
+    lines = [
+        f"board {metrics['width']}x{metrics['height']} {metrics['board_type']}  row {metrics['row_key']}  "
+        f"scope {metrics['scope']} (master seed {metrics['master_seed']})",
+        f"exit {metrics['exit']}  alert {metrics['alert']}  attempts {metrics['attempts_used']}  "
+        f"inferability {metrics['revealed']}/{metrics['safe_count']} = {metrics['inferability']:.3f} "
+        f"(target {metrics['inferability_target']})",
+        f"mines {metrics['mines_actual']}/{metrics['mines_target']} (ring removed {metrics['ring_removed']})  "
+        f"R0 {metrics['r0_size']}",
+        "",
+    ]
+    numbers = board.numbers
+    fog = set(board.fog)
+    for y in range(board.height):
+        row = []
+        for x in range(board.width):
+            c = y * board.width + x
+            row.append("*" if board.mines[c] else ("f" if c in fog else (str(numbers[c]) if numbers[c] else ".")))
+        lines.append(" ".join(row))
+    return "\n".join(lines)
+
+
+def cmd_generate(args) -> int:
+    from .generator import generate
+    from .tables import load_board_gen_dir
+
+    table = load_board_gen_dir(_tables_dir(args))
+    try:
+        board, metrics = generate(args.level, args.depth, args.seed, master_seed=args.master_seed, table=table)
+    except KeyError as exc:
+        raise UserError(exc.args[0]) from None
+    if args.json:
+        row = table.resolve(args.level, args.depth)
+        print(json.dumps({**metrics, "row": {"key": list(row.key), **row.fields()}}, sort_keys=False))
+    else:
+        print(_board_text(board, metrics))
+    return 0
+
+
+def cmd_measure(args) -> int:
+    from .measure import measure_layout
+
+    path = Path(args.file)
+    try:
+        text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
+    try:
+        result = measure_layout(text, rules=args.rules, spawn_side=args.spawn_side)
+    except (LayoutError, ValueError) as exc:
+        raise UserError(f"{args.file}: {exc}") from None
+    print(json.dumps(result.as_json()))
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .tables import load_board_gen_dir
+
+    table = load_board_gen_dir(_tables_dir(args))
+    for w in table.warnings:
+        print(f"warning: {w}")
+    print(f"ok: {table.path}: {len(table.rows)} rows, levels {table.levels()}")
+    return 0
+
+
+def _parse_rows(text: str | None, table) -> list[tuple[int, int]]:
+    if not text:
+        return table.keys()
+    keys = []
+    for part in text.replace(";", " ").split():
+        try:
+            level, depth = (int(v) for v in part.split(","))
+        except ValueError:
+            raise UserError(f"--rows: {part!r} is not L,D (e.g. --rows 1,0 2,4)") from None
+        if (level, depth) not in table.rows:
+            raise UserError(f"--rows: no row ({level},{depth}) in {table.path}")
+        keys.append((level, depth))
+    return keys
+
+
+def cmd_calibrate(args) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from . import batch, warehouse
+    from .tables import load_board_gen_dir
+
+    table = load_board_gen_dir(_tables_dir(args))
+    keys = _parse_rows(args.rows, table)
+    root = Path(args.warehouse) if args.warehouse else warehouse.default_root()
+    console = Console()
+    reports = []
+    with Progress(console=console, transient=False) as progress:
+        task = progress.add_task("calibrating", total=len(keys) * args.samples)
+        for key in keys:
+            progress.update(task, description=f"row {key}")
+            records = batch.run_row(table, key, args.samples, args.master_seed,
+                                    progress=lambda: progress.advance(task))
+            report = batch.evaluate_row(table.rows[key], records)
+            warehouse.write_partition(root, "boards", key, records)
+            warehouse.write_partition(root, "calibration_report", key, [report.as_dict()])
+            reports.append(report)
+    db = warehouse.refresh_views(root)
+    out = Table(title=f"F4 calibration, {args.samples} boards per row")
+    for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
+                "retry", "A", "A''", "A'"):
+        out.add_column(col, justify="right")
+    yes = {True: "[green]ok[/]", False: "[red]FAIL[/]"}
+    for r in reports:
+        out.add_row(f"({r.key[0]},{r.key[1]})", f"{r.target:.2f}", f"{r.p10:.3f}", f"{r.p50:.3f}",
+                    f"{r.p90:.3f}", str(r.exits["passed"]), str(r.exits["best_legal"]),
+                    str(r.exits["least_bad"]), f"{r.retry_rate:.2f}", yes[r.assertion_a],
+                    yes[r.assertion_a2], yes[r.assertion_a1])
+    console.print(out)
+    for w in table.warnings:
+        console.print(f"[yellow]assertion E (warning):[/] {w}")
+    failed = [r for r in reports if not r.green]
+    console.print(f"warehouse: {root}  (DuckDB: {db})")
+    console.print(f'query: duckdb {db} "select * from calibration_report"')
+    if failed:
+        console.print(f"[red]{len(failed)} row(s) failed an assertion:[/] "
+                      + ", ".join(f"({r.key[0]},{r.key[1]})" for r in failed))
+        return EXIT_ASSERTION_FAILED
+    console.print("[green]all assertions hold[/]")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .bench import bench
+
+    print(json.dumps(bench(args.width, args.height, args.density, args.target, args.cap,
+                           args.attempts, args.boards, args.shave)))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="boardgen", description="Minesweeper board generation and calibration.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("generate", help="generate one board")
+    g.add_argument("--level", type=int, required=True)
+    g.add_argument("--depth", type=int, required=True)
+    g.add_argument("--seed", type=int, required=True, help="board_gen scope under the master seed")
+    g.add_argument("--master-seed", type=int, default=0)
+    g.add_argument("--tables", help="tables directory (default: the repo's tables/)")
+    g.add_argument("--json", action="store_true", help="one JSON object: layout, metrics, row")
+    g.set_defaults(func=cmd_generate)
+
+    m = sub.add_parser("measure", help="measure a layout (R0, R∞, counts)")
+    m.add_argument("file", help="layout file ('-' for stdin): * mine, . safe, f fog; rows by line or /")
+    m.add_argument("--rules", choices=("single_subset", "single"), default="single_subset")
+    m.add_argument("--spawn-side", type=int, choices=(3, 5), default=3)
+    m.set_defaults(func=cmd_measure)
+
+    v = sub.add_parser("validate", help="validate the tables")
+    v.add_argument("--tables")
+    v.set_defaults(func=cmd_validate)
+
+    c = sub.add_parser("calibrate", help="run the F4 batch and write the warehouse")
+    c.add_argument("--tables")
+    c.add_argument("--samples", type=int, default=256)
+    c.add_argument("--rows", help="row keys L,D separated by spaces (default: all rows)")
+    c.add_argument("--master-seed", type=int, default=0)
+    c.add_argument("--warehouse", help="warehouse directory (default: the repo's warehouse/)")
+    c.set_defaults(func=cmd_calibrate)
+
+    b = sub.add_parser("bench", help="generator throughput on one parameter row")
+    b.add_argument("--width", type=int, required=True)
+    b.add_argument("--height", type=int, required=True)
+    b.add_argument("--density", type=float, required=True)
+    b.add_argument("--target", type=float, required=True)
+    b.add_argument("--cap", type=int, required=True)
+    b.add_argument("--attempts", type=int, required=True)
+    b.add_argument("--boards", type=int, required=True)
+    b.add_argument("--shave", type=int, default=1)
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except TableError as exc:
+        print(exc.report(), file=sys.stderr)
+        return EXIT_USER_ERROR
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

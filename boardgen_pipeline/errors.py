@@ -1,0 +1,55 @@
+"""Errors as values (SPEC 2.7 "all reported together"; STYLE: errors carry a
+rule name, a location and the offending value).
+
+Load-time checks of every table return lists of :class:`Violation`; the
+caller raises one :class:`TableError` holding all of them, so a designer sees
+every problem of an edit at once, and the CLI prints them without a
+traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: where (file, row key, field), what (value), which rule."""
+
+    file: str
+    row: str
+    field: str
+    value: object
+    rule: str
+    message: str
+    severity: str = "fatal"  # "fatal" or "warning" (assertion E)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.file}: row {self.row}: field {self.field} = {self.value!r}: "
+            f"[{self.rule}] {self.message}"
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "file": self.file,
+            "row": self.row,
+            "field": self.field,
+            "value": self.value if isinstance(self.value, (int, float, str, bool, type(None))) else repr(self.value),
+            "rule": self.rule,
+            "message": self.message,
+            "severity": self.severity,
+        }
+
+
+class TableError(Exception):
+    """A table failed its load-time checks; ``violations`` lists them all."""
+
+    def __init__(self, violations: list[Violation]):
+        self.violations = list(violations)
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        n = len(self.violations)
+        head = f"{n} table violation{'s' if n != 1 else ''}:"
+        return "\n".join([head, *(f"  - {v}" for v in self.violations)])

@@ -1,0 +1,364 @@
+"""Compiled twin of the generator's hot loop (issue 2 "the solver is the hot
+loop"; SPEC 2.2-2.5).
+
+One attempt = place N mines (partial Fisher-Yates over the candidate cells),
+shave the ring, compute numbers, flood R0, check legality, and - only for a
+legal attempt - run the ``single_subset`` closure. These kernels are numba
+``njit`` functions over flat arrays; they implement exactly the rules of
+``rng`` (SplitMix64, rejection sampling), ``placement`` and ``solver``, and
+the tests hold them equal to those readable references on random boards and
+on the golden vectors.
+
+Constraint sets are 3x3 masks around their numbered cell (9 bits). For the
+subset rule two constraints can only be nested when their centres are at
+Chebyshev distance <= 2, so both fit in a 7x7 window centred on the smaller
+one: the masks are widened to 49 bits there and compared with two ANDs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, uint64
+
+_GAMMA = uint64(0x9E3779B97F4A7C15)
+_M1 = uint64(0xBF58476D1CE4E5B9)
+_M2 = uint64(0x94D049BB133111EB)
+_S30 = uint64(30)
+_S27 = uint64(27)
+_S31 = uint64(31)
+
+
+@njit(cache=True, inline="always")
+def _next(st):
+    """SplitMix64 step on a one-element uint64 array; returns the output."""
+    s = st[0] + _GAMMA
+    st[0] = s
+    z = s
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True)
+def below(st, draws, n):
+    """Uniform in [0, n) by rejection (rng.Stream.below)."""
+    nn = uint64(n)
+    threshold = (uint64(0) - nn) % nn  # 2**64 mod n
+    while True:
+        x = _next(st)
+        draws[0] += 1
+        if x >= threshold:
+            return np.int64(x % nn)
+
+
+def _widen_table():
+    """9-bit 3x3 neighbourhood mask -> 49-bit mask in a 7x7 window whose
+    centre (3,3) is the constraint's cell."""
+    out = np.zeros(512, dtype=np.uint64)
+    for m in range(512):
+        w = 0
+        for b in range(9):
+            if m >> b & 1:
+                dx, dy = b % 3 - 1, b // 3 - 1
+                w |= 1 << ((dy + 3) * 7 + (dx + 3))
+        out[m] = w
+    return out
+
+
+WIDEN = _widen_table()
+
+
+@njit(cache=True)
+def place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius):
+    """Place-then-shave (SPEC 2.2): N distinct cells of ``cand`` by partial
+    Fisher-Yates, then drop those within Chebyshev ``shave_radius`` of the
+    centre. Returns the number removed (``ring_removed``)."""
+    nc = cand.shape[0]
+    for i in range(nc):
+        work[i] = cand[i]
+    mines[:] = 0
+    for i in range(N):
+        j = i + below(st, draws, nc - i)
+        t = work[i]
+        work[i] = work[j]
+        work[j] = t
+    removed = 0
+    for i in range(N):
+        c = work[i]
+        x = c % W
+        y = c // W
+        if abs(x - cx) <= shave_radius and abs(y - cy) <= shave_radius:
+            removed += 1
+        else:
+            mines[c] = 1
+    return removed
+
+
+@njit(cache=True)
+def numbers_of(mines, nb, nbn, num):
+    safe = 0
+    for c in range(mines.shape[0]):
+        n = 0
+        for k in range(nbn[c]):
+            n += mines[nb[c, k]]
+        num[c] = n
+        if mines[c] == 0:
+            safe += 1
+    return safe
+
+
+@njit(cache=True)
+def flood(start, ns, rev, num, fog, nb, nbn, queue):
+    """Reveal ``start[:ns]`` and chain through zeros; fog never chains.
+    Returns the count newly revealed."""
+    qh = 0
+    qt = 0
+    added = 0
+    for i in range(ns):
+        c = start[i]
+        if rev[c] == 0:
+            rev[c] = 1
+            added += 1
+            if num[c] == 0 and fog[c] == 0:
+                queue[qt] = c
+                qt += 1
+    while qh < qt:
+        c = queue[qh]
+        qh += 1
+        for k in range(nbn[c]):
+            n = nb[c, k]
+            if rev[n] == 0:
+                rev[n] = 1
+                added += 1
+                if num[n] == 0 and fog[n] == 0:
+                    queue[qt] = n
+                    qt += 1
+    return added
+
+
+@njit(cache=True)
+def unreachable_safe(mines, nb, nbn, centre, safe, seen, queue):
+    seen[:] = 0
+    seen[centre] = 1
+    queue[0] = centre
+    qh = 0
+    qt = 1
+    while qh < qt:
+        c = queue[qh]
+        qh += 1
+        for k in range(nbn[c]):
+            n = nb[c, k]
+            if mines[n] == 0 and seen[n] == 0:
+                seen[n] = 1
+                queue[qt] = n
+                qt += 1
+    return safe - qt
+
+
+@njit(cache=True)
+def closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen,
+            con_cell, con_mask, con_m, con_at, newsafe, mark, queue):
+    """Grow ``rev`` (revealed) and ``known`` (proven mines) to the least fixed
+    point of chain + single (+ subset) (+ fog meta-knowledge)."""
+    NC = W * H
+    for c in range(NC):
+        con_at[c] = -1
+    while True:
+        # 1. constraints of revealed numbered cells with unknown neighbours
+        ncon = 0
+        for c in range(NC):
+            if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
+                x = c % W
+                y = c // W
+                mask = 0
+                cnt = 0
+                m = num[c]
+                for dy in range(-1, 2):
+                    yy = y + dy
+                    if yy < 0 or yy >= H:
+                        continue
+                    for dx in range(-1, 2):
+                        xx = x + dx
+                        if (dx == 0 and dy == 0) or xx < 0 or xx >= W:
+                            continue
+                        n = yy * W + xx
+                        if known[n] == 1:
+                            m -= 1
+                        elif rev[n] == 0:
+                            mask |= 1 << ((dy + 1) * 3 + (dx + 1))
+                            cnt += 1
+                if cnt > 0:
+                    con_cell[ncon] = c
+                    con_mask[ncon] = mask
+                    con_m[ncon] = m
+                    con_at[c] = ncon
+                    ncon += 1
+        # 2. rules
+        nns = 0
+        newmine = 0
+        for i in range(ncon):
+            c = con_cell[i]
+            x = c % W
+            y = c // W
+            ma = con_mask[i]
+            m = con_m[i]
+            cnt = 0
+            for b in range(9):
+                if ma >> b & 1:
+                    cnt += 1
+            if m == 0 or m == cnt:
+                for b in range(9):
+                    if ma >> b & 1:
+                        n = (y + b // 3 - 1) * W + (x + b % 3 - 1)
+                        if m == 0:
+                            if mark[n] == 0:
+                                mark[n] = 1
+                                newsafe[nns] = n
+                                nns += 1
+                        elif known[n] == 0:
+                            known[n] = 1
+                            newmine += 1
+                continue
+            if not use_subset:
+                continue
+            wa = widen[ma]
+            for oy in range(-2, 3):
+                yy = y + oy
+                if yy < 0 or yy >= H:
+                    continue
+                for ox in range(-2, 3):
+                    xx = x + ox
+                    if (ox == 0 and oy == 0) or xx < 0 or xx >= W:
+                        continue
+                    j = con_at[yy * W + xx]
+                    if j < 0:
+                        continue
+                    s = oy * 7 + ox
+                    wb = widen[con_mask[j]]
+                    if s >= 0:
+                        wb = wb << uint64(s)
+                    else:
+                        wb = wb >> uint64(-s)
+                    if (wa & ~wb) != 0 or wa == wb:
+                        continue  # A is not a proper subset of B
+                    diff = wb & ~wa
+                    dn = 0
+                    for b in range(49):
+                        if diff >> uint64(b) & uint64(1):
+                            dn += 1
+                    dm = con_m[j] - m
+                    if dm != 0 and dm != dn:
+                        continue
+                    for b in range(49):
+                        if diff >> uint64(b) & uint64(1):
+                            n = (y + b // 7 - 3) * W + (x + b % 7 - 3)
+                            if dm == 0:
+                                if mark[n] == 0:
+                                    mark[n] = 1
+                                    newsafe[nns] = n
+                                    nns += 1
+                            elif known[n] == 0:
+                                known[n] = 1
+                                newmine += 1
+        # 3. fog meta-knowledge: a fog cell next to R is known safe
+        if has_fog:
+            for c in range(NC):
+                if fog[c] == 1 and rev[c] == 0 and mark[c] == 0:
+                    for k in range(nbn[c]):
+                        if rev[nb[c, k]] == 1:
+                            mark[c] = 1
+                            newsafe[nns] = c
+                            nns += 1
+                            break
+        for i in range(ncon):
+            con_at[con_cell[i]] = -1
+        added = 0
+        if nns > 0:
+            added = flood(newsafe, nns, rev, num, fog, nb, nbn, queue)
+            for i in range(nns):
+                mark[newsafe[i]] = 0
+        if added == 0 and newmine == 0:
+            return
+
+
+class Workspace:
+    """Scratch arrays for one board size, reused across attempts."""
+
+    def __init__(self, width: int, height: int):
+        nc = width * height
+        self.mines = np.zeros(nc, np.uint8)
+        self.num = np.zeros(nc, np.int32)
+        self.rev = np.zeros(nc, np.uint8)
+        self.known = np.zeros(nc, np.uint8)
+        self.fog = np.zeros(nc, np.uint8)
+        self.seen = np.zeros(nc, np.uint8)
+        self.mark = np.zeros(nc, np.uint8)
+        self.queue = np.zeros(nc, np.int32)
+        self.newsafe = np.zeros(nc, np.int32)
+        self.con_cell = np.zeros(nc, np.int32)
+        self.con_mask = np.zeros(nc, np.int64)
+        self.con_m = np.zeros(nc, np.int32)
+        self.con_at = np.full(nc, -1, np.int32)
+        self.work = np.zeros(nc, np.int32)
+
+
+@njit(cache=True)
+def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
+                 num, rev, known, con_cell, con_mask, con_m, con_at, newsafe, mark, queue):
+    """Numbers, R0 and R∞ of a layout. Returns ``(safe, r0, revealed)``."""
+    safe = numbers_of(mines, nb, nbn, num)
+    rev[:] = 0
+    known[:] = 0
+    r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
+    closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen,
+            con_cell, con_mask, con_m, con_at, newsafe, mark, queue)
+    revealed = 0
+    for c in range(mines.shape[0]):
+        revealed += rev[c]
+    return safe, r0, revealed
+
+
+@njit(cache=True)
+def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
+                 max_attempts, t_num, t_den, nb, nbn, widen,
+                 mines, num, rev, known, fog, seen, work,
+                 con_cell, con_mask, con_m, con_at, newsafe, mark, queue,
+                 a_state, a_draws, a_removed, a_mines, a_safe, a_r0, a_unreach, a_revealed):
+    """The attempt loop of SPEC 2.5 up to the first passing attempt.
+
+    Per attempt k it records the stream state and draw count at its start
+    (so any attempt can be replayed), ring_removed, actual mines, |S|, |R0|,
+    unreachable safe cells and |R∞| (-1 when illegal: legality is checked
+    before quality and an illegal attempt is never measured). Returns the
+    number of attempts run; the last one passed iff its |R∞| meets the
+    target."""
+    cx = (W - 1) // 2
+    cy = (H - 1) // 2
+    centre = cy * W + cx
+    for k in range(max_attempts):
+        a_state[k] = st[0]
+        a_draws[k] = draws[0]
+        removed = place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius)
+        safe = numbers_of(mines, nb, nbn, num)
+        rev[:] = 0
+        known[:] = 0
+        r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
+        unreach = unreachable_safe(mines, nb, nbn, centre, safe, seen, queue)
+        a_removed[k] = removed
+        a_mines[k] = N - removed
+        a_safe[k] = safe
+        a_r0[k] = r0
+        a_unreach[k] = unreach
+        a_revealed[k] = -1
+        legal = unreach == 0 and safe >= min_safe and r0 != safe and r0 <= cap
+        if not legal:
+            continue
+        closure(rev, known, num, fog, False, True, W, H, nb, nbn, widen,
+                con_cell, con_mask, con_m, con_at, newsafe, mark, queue)
+        revealed = 0
+        for c in range(W * H):
+            revealed += rev[c]
+        a_revealed[k] = revealed
+        if np.int64(revealed) * t_den >= t_num * np.int64(safe):
+            return k + 1
+    return max_attempts

@@ -1,0 +1,270 @@
+"""The generator: parameter snapshot -> place -> generate-verify -> output
+(SPEC 2.4-2.6; seed 000 "四阶段管线", "生成重试与成本闸"; seed 001 F5 and the
+least-bad order).
+
+``generate(level_index, node_depth, seed)`` is a pure function: it opens one
+``board_gen`` stream and uses it for every attempt (retries never open a new
+stream), checks legality before quality, and leaves through one of three
+exits:
+
+- ``passed``: the first legal attempt whose inferability meets the target
+  (the earliest, not the best);
+- ``best_legal``: none passed but some were legal: the legal attempt with the
+  highest inferability, ties to the earliest; flagged ``degraded``, alert
+  ``warning``;
+- ``least_bad``: nothing legal: the attempt minimising
+  ``(unreachable_safe, min_safe gap, cap excess, [R0 == S], k)``; flagged
+  ``illegal``, alert ``critical``. A board is still returned: the player is
+  never stuck, and the flag is never silent.
+
+Wall-clock time never influences the output. The attempt loop runs in the
+compiled kernels of ``fastpath``; this module holds the rules for choosing
+the exit and for the metrics record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from . import fastpath
+from .board import Board, Geometry, format_layout, neighbour_arrays
+from .placement import candidate_cells
+from .rng import Stream, derive_at
+from .solver import METRIC_VERSION
+from .tables import BoardGenRow, BoardGenTable, load_board_gen_dir, mines_target
+
+EXITS = ("passed", "best_legal", "least_bad")
+ALERTS = {"passed": "none", "best_legal": "warning", "least_bad": "critical"}
+
+
+class Generated(NamedTuple):
+    board: Board
+    metrics: dict
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one attempt measured (``revealed`` is None when it was illegal:
+    an illegal attempt is never scored)."""
+
+    k: int
+    ring_removed: int
+    mines_actual: int
+    safe_count: int
+    r0_size: int
+    unreachable_safe: int
+    revealed: int | None
+    min_safe_gap: int
+    cap_excess: int
+    free_open: bool
+
+    @property
+    def legal(self) -> bool:
+        return self.revealed is not None
+
+    @property
+    def inferability(self) -> Fraction:
+        return Fraction(self.revealed or 0, max(1, self.safe_count))
+
+    def badness(self) -> tuple:
+        """The least-bad order of SPEC 2.5 (lexicographic, smaller is better)."""
+        return (self.unreachable_safe, self.min_safe_gap, self.cap_excess, int(self.free_open), self.k)
+
+
+@lru_cache(maxsize=1024)
+def target_fraction(target: float) -> Fraction:
+    """The target as the decimal the designer wrote (0.95 -> 19/20), so the
+    pass test ``|R∞| / |S| >= target`` is exact integer arithmetic."""
+    return Fraction(repr(float(target)))
+
+
+def choose_exit(attempts: list[Attempt], target: Fraction) -> tuple[str, Attempt]:
+    """Exit and chosen attempt among the attempts run (SPEC 2.5)."""
+    for a in attempts:
+        if a.legal and a.inferability >= target:
+            return "passed", a
+    legal = [a for a in attempts if a.legal]
+    if legal:
+        best = max(a.inferability for a in legal)
+        return "best_legal", next(a for a in legal if a.inferability == best)
+    return "least_bad", min(attempts, key=Attempt.badness)
+
+
+@lru_cache(maxsize=64)
+def _static(width: int, height: int, spawn_side: int):
+    g = Geometry(width, height, spawn_side)
+    nb, nbn = neighbour_arrays(width, height)
+    cand = np.array(candidate_cells(g), dtype=np.int32)
+    spawn = np.array(g.spawn_cells, dtype=np.int32)
+    return nb, nbn, cand, spawn
+
+
+class _Scratch:
+    """Per-size scratch arrays, reused across calls (not shared between
+    threads: each thread gets its own)."""
+
+    def __init__(self):
+        import threading
+
+        self._local = threading.local()
+
+    def get(self, width: int, height: int, attempts: int = 32) -> fastpath.Workspace:
+        cache = getattr(self._local, "cache", None)
+        if cache is None:
+            cache = self._local.cache = {}
+        ws = cache.get((width, height))
+        if ws is None:
+            ws = cache[(width, height)] = fastpath.Workspace(width, height)
+            ws.a = {name: np.zeros(attempts, dtype) for name, dtype in (
+                ("state", np.uint64), ("draws", np.int64), ("removed", np.int64), ("mines", np.int64),
+                ("safe", np.int64), ("r0", np.int64), ("unreach", np.int64), ("revealed", np.int64))}
+        return ws
+
+
+_SCRATCH = _Scratch()
+
+
+def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream) -> Generated:
+    """Run the generate-verify loop of one row on ``stream`` (advanced in place)."""
+    W, H = row.board_width, row.board_height
+    nb, nbn, cand, spawn = _static(W, H, spawn_side)
+    ws = _SCRATCH.get(W, H)
+    a = ws.a
+    n = mines_target(row.mine_density, W, H, spawn_side)
+    target = target_fraction(row.inferability_target)
+    st = np.array([stream.state], dtype=np.uint64)
+    draws = np.array([stream.draws], dtype=np.int64)
+    shave = spawn_side // 2 + row.shave_ring_radius
+    ran = fastpath.run_attempts(
+        st, draws, cand, spawn, n, W, H, shave, row.min_safe_count, row.r0_max_cap,
+        row.max_gen_attempts, target.numerator, target.denominator, nb, nbn, fastpath.WIDEN,
+        ws.mines, ws.num, ws.rev, ws.known, ws.fog, ws.seen, ws.work,
+        ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark, ws.queue,
+        a["state"], a["draws"], a["removed"], a["mines"], a["safe"], a["r0"], a["unreach"], a["revealed"],
+    )
+    stream.state = int(st[0])
+    stream.draws = int(draws[0])
+    last = ran - 1
+    safe_a, r0_a, rev_a = a["safe"][:ran], a["r0"][:ran], a["revealed"][:ran]
+    if rev_a[last] >= 0 and rev_a[last] * target.denominator >= target.numerator * safe_a[last]:
+        # the common case: the last attempt passed, and the kernel's scratch
+        # arrays still hold its board and closure
+        exit_, k = "passed", last
+        revealed, safe, r0 = int(rev_a[last]), int(safe_a[last]), int(r0_a[last])
+    else:
+        attempts = _attempts(a, ran, row)
+        exit_, chosen = choose_exit(attempts, target)
+        k = chosen.k - 1
+        if k != last:
+            # replay the chosen attempt from the stream state recorded at its start
+            rst = np.array([a["state"][k]], dtype=np.uint64)
+            rdr = np.zeros(1, dtype=np.int64)
+            fastpath.place(rst, rdr, cand, ws.work, ws.mines, n, W, (W - 1) // 2, (H - 1) // 2, shave)
+        safe, r0, revealed = fastpath.measure_into(
+            ws.mines, ws.fog, False, True, spawn, W, H, nb, nbn, fastpath.WIDEN,
+            ws.num, ws.rev, ws.known, ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark,
+            ws.queue,
+        )
+        safe, r0, revealed = int(safe), int(r0), int(revealed)
+    mines = ws.mines.tobytes()
+    board = Board(W, H, spawn_side, mines)
+    metrics = {
+        "metric_version": METRIC_VERSION,
+        "inferability": revealed / safe,
+        "revealed": revealed,
+        "safe_count": safe,
+        "inferability_core": revealed / safe,
+        "revealed_core": revealed,
+        "safe_core": safe,
+        "r0_size": r0,
+        "mines_target": n,
+        "mines_actual": int(a["mines"][k]),
+        "ring_removed": int(a["removed"][k]),
+        "unreachable_safe": int(a["unreach"][k]),
+        "known_mines": int(ws.known.sum()),
+        "attempts_used": ran,
+        "r0_cap_rejected": int((r0_a > row.r0_max_cap).sum()),
+        "unreachable_rejected": int((a["unreach"][:ran] > 0).sum()),
+        "free_open_rejected": int((r0_a == safe_a).sum()),
+        "min_safe_rejected": int((safe_a < row.min_safe_count).sum()),
+        "chosen_attempt": k + 1,
+        "exit": exit_,
+        "degraded": exit_ == "best_legal",
+        "illegal": exit_ == "least_bad",
+        "alert": ALERTS[exit_],
+        "board_type": row.board_type,
+        "inferability_target": row.inferability_target,
+        "level_index": row.level_index,
+        "node_depth": row.node_depth,
+        "row_key": row.key_text,
+        "label": stream.label,
+        "scope": stream.scope,
+        "master_seed": stream.master_seed,
+        "width": W,
+        "height": H,
+        "fog_cells": 0,
+        "fog_ratio": 0.0,
+        "fog_regions_placed": 0,
+        "fog_shortfall": 0,
+        "delta_budget_fog": 0,
+        "fog_burden_ratio": 0.0,
+        "layout": fast_layout(mines, W),
+    }
+    return Generated(board, metrics)
+
+
+_LAYOUT_CHARS = bytes.maketrans(b"\x00\x01", b".*")
+
+
+def fast_layout(mines: bytes, width: int) -> str:
+    """``format_layout`` for boards without fog, without a per-cell loop."""
+    text = mines.translate(_LAYOUT_CHARS).decode("ascii")
+    return "/".join(text[i : i + width] for i in range(0, len(text), width))
+
+
+def _attempts(a: dict, ran: int, row: BoardGenRow) -> list[Attempt]:
+    return [
+        Attempt(
+            k=k + 1,
+            ring_removed=int(a["removed"][k]),
+            mines_actual=int(a["mines"][k]),
+            safe_count=int(a["safe"][k]),
+            r0_size=int(a["r0"][k]),
+            unreachable_safe=int(a["unreach"][k]),
+            revealed=None if a["revealed"][k] < 0 else int(a["revealed"][k]),
+            min_safe_gap=max(0, row.min_safe_count - int(a["safe"][k])),
+            cap_excess=max(0, int(a["r0"][k]) - row.r0_max_cap),
+            free_open=int(a["r0"][k]) == int(a["safe"][k]),
+        )
+        for k in range(ran)
+    ]
+
+
+def generate(
+    level_index: int,
+    node_depth: int,
+    seed: int | Stream,
+    *,
+    master_seed: int = 0,
+    table: BoardGenTable | None = None,
+    tables_dir: Path | str | None = None,
+) -> Generated:
+    """A board for node ``(level_index, node_depth)``.
+
+    ``seed`` is the ``board_gen`` scope under ``master_seed``
+    (``derive_at("board_gen", seed, master_seed)``), or an already opened
+    stream (``SeedSpace.open_stream("board_gen")``). The row is resolved by
+    the floor rule and snapshotted for the whole call."""
+    table = table or load_board_gen_dir(tables_dir)
+    row = table.resolve(level_index, node_depth)
+    stream = seed if isinstance(seed, Stream) else derive_at("board_gen", seed, master_seed)
+    out = generate_from_row(row, table.spawn_side, stream)
+    out.metrics["level_index"] = level_index
+    out.metrics["node_depth"] = node_depth
+    return out

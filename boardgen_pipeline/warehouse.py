@@ -1,0 +1,122 @@
+"""The warehouse: Parquet per partition, DuckDB views over it (SPEC 8, 10;
+issue 3 "Warehouse").
+
+Layout (hive): ``<root>/<dataset>/level_index=L/node_depth=D/part.parquet``.
+Every file is written to a temporary name in the same folder and renamed
+into place (``os.replace`` is atomic on POSIX), so a crash mid-write never
+leaves a partial ``*.parquet`` visible and readers see either the old file or
+the new one. Files are written with fixed settings and no wall-clock
+metadata, so the same records give the same bytes: a rerun is idempotent.
+
+DuckDB holds only *views* over ``read_parquet(..., hive_partitioning=true)``:
+the database file is written once, when the views are (re)created, so many
+processes can write partitions at once while readers query the views.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+DATASETS = ("boards", "variant_overlays", "node_map_draws", "calibration_report")
+DB_NAME = "boardgen.duckdb"
+
+
+def default_root() -> Path:
+    env = os.environ.get("BOARDGEN_WAREHOUSE")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "warehouse"
+
+
+def partition_dir(root: Path, dataset: str, key: tuple[int, int]) -> Path:
+    return Path(root) / dataset / f"level_index={key[0]}" / f"node_depth={key[1]}"
+
+
+def partition_path(root: Path, dataset: str, key: tuple[int, int]) -> Path:
+    return partition_dir(root, dataset, key) / "part.parquet"
+
+
+def write_atomic(table: pa.Table, path: Path) -> Path:
+    """Write ``table`` to ``path`` through a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        pq.write_table(table, tmp, compression="zstd", write_statistics=True, store_schema=True)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def records_table(records: list[dict], drop=("level_index", "node_depth")) -> pa.Table:
+    """Records to an Arrow table; the hive keys live in the path, not the file."""
+    rows = [{k: v for k, v in r.items() if k not in drop} for r in records]
+    return pa.Table.from_pylist(rows)
+
+
+def write_partition(root: Path, dataset: str, key: tuple[int, int], records: list[dict]) -> Path:
+    return write_atomic(records_table(records), partition_path(root, dataset, key))
+
+
+def remove_partition(root: Path, dataset: str, key: tuple[int, int]) -> None:
+    """Drop a partition whose row left the table."""
+    path = partition_path(root, dataset, key)
+    if path.exists():
+        path.unlink()
+    for d in (path.parent, path.parent.parent):
+        try:
+            d.rmdir()
+        except OSError:
+            break
+
+
+def glob_for(root: Path, dataset: str) -> str:
+    return str(Path(root).resolve() / dataset / "*" / "*" / "*.parquet")
+
+
+VIEW_SQL = {
+    "boards": "select * from read_parquet('{boards}', hive_partitioning=true, union_by_name=true)",
+    "board_metrics": (
+        "select * exclude (layout) from read_parquet('{boards}', hive_partitioning=true, union_by_name=true)"
+    ),
+    "variant_overlays": "select * from read_parquet('{variant_overlays}', hive_partitioning=true, union_by_name=true)",
+    "node_map_draws": "select * from read_parquet('{node_map_draws}', union_by_name=true)",
+    "calibration_report": (
+        "select * from read_parquet('{calibration_report}', hive_partitioning=true, union_by_name=true)"
+    ),
+}
+
+
+def refresh_views(root: Path) -> Path:
+    """(Re)create the DuckDB views over whichever datasets have files.
+
+    Called once at the end of a run (one writer); readers never need a lock
+    on the Parquet files themselves."""
+    import duckdb
+
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    db = root / DB_NAME
+    globs = {name: glob_for(root, name) for name in DATASETS}
+    globs["node_map_draws"] = str(root.resolve() / "node_map_draws" / "*.parquet")
+    con = duckdb.connect(str(db))
+    try:
+        for view, sql in VIEW_SQL.items():
+            dataset = "boards" if view == "board_metrics" else view
+            pattern = globs[dataset]
+            if list(Path("/").glob(pattern.lstrip("/"))):
+                con.execute(f"create or replace view {view} as " + sql.format(**globs))
+            else:
+                con.execute(f"drop view if exists {view}")
+    finally:
+        con.close()
+    return db
