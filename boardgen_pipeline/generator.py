@@ -268,3 +268,19 @@ def generate(
     out.metrics["level_index"] = level_index
     out.metrics["node_depth"] = node_depth
     return out
+
+
+def legality_reasons(measure, min_safe_count: int, r0_max_cap: int) -> list[str]:
+    """Why a measured layout is illegal (SPEC 2.4), in the order of the
+    least-bad key; empty when legal. The attempt loop applies the same gates
+    in ``fastpath.run_attempts``."""
+    reasons = []
+    if measure.unreachable_safe > 0:
+        reasons.append("unreachable")
+    if measure.safe_count < min_safe_count:
+        reasons.append("min_safe")
+    if measure.r0_size > r0_max_cap:
+        reasons.append("r0_cap")
+    if measure.r0_size == measure.safe_count:
+        reasons.append("free_open")
+    return reasons

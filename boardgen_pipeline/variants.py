@@ -28,13 +28,13 @@ from fractions import Fraction
 from pathlib import Path
 
 from .errors import TableError, Violation
+from .tables import BOARD_TYPES  # one board-type vocabulary for both tables
 from .tomlio import load_toml
 
 SCOPES = ("region", "global")
 EFFECTS = ("flat_damage", "hide_number", "resource_face")
 TRIGGERS = ("on_open", "on_number_shown", "always")
 PLACEMENTS = ("closed_only", "any")
-BOARD_TYPES = ("dungeon", "underdark", "deep_underdark")
 
 # Seed 003 "调参表": flat damage is an additive small integer [1, 9]; the
 # resource skew is a survival cut in percent [0, 50] (0 = neutral "off"
