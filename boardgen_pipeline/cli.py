@@ -124,7 +124,7 @@ def cmd_calibrate(args) -> int:
     table = load_board_gen_dir(_tables_dir(args))
     keys = _parse_rows(args.rows, table)
     root = Path(args.warehouse) if args.warehouse else warehouse.default_root()
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 120)
     reports = []
     with Progress(console=console, transient=False) as progress:
         task = progress.add_task("calibrating", total=len(keys) * args.samples)
@@ -223,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) went away: not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
