@@ -43,7 +43,8 @@ def run_row(table: BoardGenTable, key: tuple[int, int], samples: int = DEFAULT_S
     row = table.rows[key]
     out = []
     for scope in batch_scopes(*key, samples):
-        _, metrics = generate_from_row(row, table.spawn_side, derive_at("board_gen", scope, master_seed))
+        _, metrics = generate_from_row(row, table.spawn_side, derive_at("board_gen", scope, master_seed),
+                                       table.header.dig_ap_cost)
         out.append(metrics)
         if progress is not None:
             progress()

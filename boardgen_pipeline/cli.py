@@ -139,14 +139,15 @@ def cmd_calibrate(args) -> int:
     db = warehouse.refresh_views(root)
     out = Table(title=f"F4 calibration, {args.samples} boards per row")
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
-                "retry", "A", "A''", "A'"):
+                "retry", "A", "A''", "A'", "B/B'"):
         out.add_column(col, justify="right")
-    yes = {True: "[green]ok[/]", False: "[red]FAIL[/]"}
+    yes = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "-"}
     for r in reports:
         out.add_row(f"({r.key[0]},{r.key[1]})", f"{r.target:.2f}", f"{r.p10:.3f}", f"{r.p50:.3f}",
                     f"{r.p90:.3f}", str(r.exits["passed"]), str(r.exits["best_legal"]),
                     str(r.exits["least_bad"]), f"{r.retry_rate:.2f}", yes[r.assertion_a],
-                    yes[r.assertion_a2], yes[r.assertion_a1])
+                    yes[r.assertion_a2], yes[r.assertion_a1],
+                    ("B " + yes[r.assertion_b]) if r.has_fog else ("B' " + yes[r.assertion_b1]))
     console.print(out)
     for w in table.warnings:
         console.print(f"[yellow]assertion E (warning):[/] {w}")

@@ -63,6 +63,8 @@ class Attempt:
     min_safe_gap: int
     cap_excess: int
     free_open: bool
+    revealed_core: int | None = None  # |R∞ - F| (fog rows only)
+    safe_core: int | None = None  # |S - F|
 
     @property
     def legal(self) -> bool:
@@ -71,6 +73,16 @@ class Attempt:
     @property
     def inferability(self) -> Fraction:
         return Fraction(self.revealed or 0, max(1, self.safe_count))
+
+    @property
+    def inferability_core(self) -> Fraction:
+        if self.safe_core is None:
+            return self.inferability
+        return Fraction(self.revealed_core or 0, max(1, self.safe_core))
+
+    def passes(self, target: Fraction) -> bool:
+        """Seed 001 F5: legal, and both inferability and its core meet the target."""
+        return self.legal and self.inferability >= target and self.inferability_core >= target
 
     def badness(self) -> tuple:
         """The least-bad order of SPEC 2.5 (lexicographic, smaller is better)."""
@@ -87,7 +99,7 @@ def target_fraction(target: float) -> Fraction:
 def choose_exit(attempts: list[Attempt], target: Fraction) -> tuple[str, Attempt]:
     """Exit and chosen attempt among the attempts run (SPEC 2.5)."""
     for a in attempts:
-        if a.legal and a.inferability >= target:
+        if a.passes(target):
             return "passed", a
     legal = [a for a in attempts if a.legal]
     if legal:
@@ -130,8 +142,10 @@ class _Scratch:
 _SCRATCH = _Scratch()
 
 
-def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream) -> Generated:
+def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_cost: int = 1) -> Generated:
     """Run the generate-verify loop of one row on ``stream`` (advanced in place)."""
+    if row.fog_region_count:
+        return _generate_with_fog(row, spawn_side, stream, dig_ap_cost)
     W, H = row.board_width, row.board_height
     nb, nbn, cand, spawn = _static(W, H, spawn_side)
     ws = _SCRATCH.get(W, H)
@@ -264,7 +278,7 @@ def generate(
     table = table or load_board_gen_dir(tables_dir)
     row = table.resolve(level_index, node_depth)
     stream = seed if isinstance(seed, Stream) else derive_at("board_gen", seed, master_seed)
-    out = generate_from_row(row, table.spawn_side, stream)
+    out = generate_from_row(row, table.spawn_side, stream, table.header.dig_ap_cost)
     out.metrics["level_index"] = level_index
     out.metrics["node_depth"] = node_depth
     return out
@@ -284,3 +298,113 @@ def legality_reasons(measure, min_safe_count: int, r0_max_cap: int) -> list[str]
     if measure.r0_size == measure.safe_count:
         reasons.append("free_open")
     return reasons
+
+
+def _generate_with_fog(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_cost: int) -> Generated:
+    """The attempt loop for rows with fog (SPEC 5): every attempt places its
+    mines, then its fog from the same stream, then checks legality and
+    measures with fog. Runs in Python around the compiled kernels: fog rows
+    are few and their boards small."""
+    from .fog import fog_budget, place_fog
+
+    W, H = row.board_width, row.board_height
+    nb, nbn, cand, spawn = _static(W, H, spawn_side)
+    ws = _SCRATCH.get(W, H)
+    n = mines_target(row.mine_density, W, H, spawn_side)
+    target = target_fraction(row.inferability_target)
+    shave = spawn_side // 2 + row.shave_ring_radius
+    cx, cy = (W - 1) // 2, (H - 1) // 2
+    attempts: list[Attempt] = []
+    layouts: list[tuple[bytes, object]] = []
+    for k in range(1, row.max_gen_attempts + 1):
+        st = np.array([stream.state], dtype=np.uint64)
+        draws = np.array([stream.draws], dtype=np.int64)
+        removed = fastpath.place(st, draws, cand, ws.work, ws.mines, n, W, cx, cy, shave)
+        stream.state, stream.draws = int(st[0]), int(draws[0])
+        safe = int(fastpath.numbers_of(ws.mines, nb, nbn, ws.num))
+        ws.fog[:] = 0
+        ws.rev[:] = 0
+        r0 = int(fastpath.flood(spawn, spawn.shape[0], ws.rev, ws.num, ws.fog, nb, nbn, ws.queue))
+        r0_cells = np.flatnonzero(ws.rev).tolist()
+        unreach = int(fastpath.unreachable_safe(ws.mines, nb, nbn, cy * W + cx, safe, ws.seen, ws.queue))
+        mines = ws.mines.tobytes()
+        numbers = ws.num.tolist()
+        fog = place_fog(stream, mines, numbers, r0_cells, W, H, row.fog_region_count, row.fog_target_ratio)
+        legal = unreach == 0 and safe >= row.min_safe_count and r0 != safe and r0 <= row.r0_max_cap
+        revealed = revealed_core = None
+        if legal:
+            ws.fog[list(fog.cells)] = 1
+            _, _, rv = fastpath.measure_into(
+                ws.mines, ws.fog, bool(fog.cells), True, spawn, W, H, nb, nbn, fastpath.WIDEN,
+                ws.num, ws.rev, ws.known, ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark,
+                ws.queue,
+            )
+            revealed = int(rv)
+            revealed_core = revealed - int((ws.rev & ws.fog).sum())
+        a = Attempt(k, int(removed), n - int(removed), safe, r0, unreach, revealed,
+                    max(0, row.min_safe_count - safe), max(0, r0 - row.r0_max_cap), r0 == safe,
+                    revealed_core, safe - len(fog.cells))
+        attempts.append(a)
+        layouts.append((mines, fog))
+        if a.passes(target):
+            break
+    exit_, chosen = choose_exit(attempts, target)
+    mines, fog = layouts[chosen.k - 1]
+    m = np.frombuffer(mines, dtype=np.uint8).copy()
+    f = np.zeros(W * H, np.uint8)
+    f[list(fog.cells)] = 1
+    safe, r0, revealed = (int(v) for v in fastpath.measure_into(
+        m, f, bool(fog.cells), True, spawn, W, H, nb, nbn, fastpath.WIDEN,
+        ws.num, ws.rev, ws.known, ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark, ws.queue,
+    ))
+    revealed_core = revealed - int((ws.rev & f).sum())
+    safe_core = safe - len(fog.cells)
+    numbers = ws.num.tolist()
+    ws.rev[:] = 0
+    ws.fog[:] = 0
+    fastpath.flood(spawn, spawn.shape[0], ws.rev, ws.num, ws.fog, nb, nbn, ws.queue)
+    budget = fog_budget(mines, numbers, np.flatnonzero(ws.rev).tolist(), fog.cells, W, H, dig_ap_cost)
+    board = Board(W, H, spawn_side, mines, fog.cells)
+    metrics = {
+        "metric_version": METRIC_VERSION,
+        "inferability": revealed / safe,
+        "revealed": revealed,
+        "safe_count": safe,
+        "inferability_core": revealed_core / max(1, safe_core),
+        "revealed_core": revealed_core,
+        "safe_core": safe_core,
+        "r0_size": r0,
+        "mines_target": n,
+        "mines_actual": chosen.mines_actual,
+        "ring_removed": chosen.ring_removed,
+        "unreachable_safe": chosen.unreachable_safe,
+        "known_mines": int(ws.known.sum()),
+        "attempts_used": len(attempts),
+        "r0_cap_rejected": sum(1 for x in attempts if x.cap_excess > 0),
+        "unreachable_rejected": sum(1 for x in attempts if x.unreachable_safe > 0),
+        "free_open_rejected": sum(1 for x in attempts if x.free_open),
+        "min_safe_rejected": sum(1 for x in attempts if x.min_safe_gap > 0),
+        "chosen_attempt": chosen.k,
+        "exit": exit_,
+        "degraded": exit_ == "best_legal",
+        "illegal": exit_ == "least_bad",
+        "alert": ALERTS[exit_],
+        "board_type": row.board_type,
+        "inferability_target": row.inferability_target,
+        "level_index": row.level_index,
+        "node_depth": row.node_depth,
+        "row_key": row.key_text,
+        "label": stream.label,
+        "scope": stream.scope,
+        "master_seed": stream.master_seed,
+        "width": W,
+        "height": H,
+        "fog_cells": len(fog.cells),
+        "fog_ratio": len(fog.cells) / (W * H),
+        "fog_regions_placed": fog.regions_placed,
+        "fog_shortfall": fog.shortfall,
+        "delta_budget_fog": budget.delta_budget_fog,
+        "fog_burden_ratio": budget.fog_burden_ratio,
+        "layout": format_layout(mines, W, H, fog.cells),
+    }
+    return Generated(board, metrics)

@@ -99,6 +99,7 @@ class BoardGenRow(BaseModel):
 class Header:
     spawn_side: int = 3
     monotone_in_depth: tuple[str, ...] = ()
+    dig_ap_cost: int = 1  # read-only copy of the action economy's price (seed 001 F3)
 
     @property
     def spawn_cells(self) -> int:
@@ -146,6 +147,8 @@ class BoardGenTable:
         fields and the header's spawn side. Rows whose fingerprint is unchanged
         keep their calibration data after a table edit."""
         payload = {"spawn_side": self.header.spawn_side, "row": self.rows[key].fields()}
+        if self.rows[key].fog_region_count:
+            payload["dig_ap_cost"] = self.header.dig_ap_cost
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -155,7 +158,7 @@ def _row_label(raw: dict) -> str:
 
 
 def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
-    known = {"spawn_side", "monotone_in_depth"}
+    known = {"spawn_side", "monotone_in_depth", "dig_ap_cost"}
     for name in sorted(set(raw) - known):
         violations.append(Violation(path, "header", name, raw[name], "unknown_field",
                                     f"unknown header field; known: {sorted(known)}"))
@@ -170,7 +173,11 @@ def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
         violations.append(Violation(path, "header", "monotone_in_depth", mono, "domain",
                                     f"must be a list of numeric row fields: {numeric}"))
         mono = []
-    return Header(side, tuple(mono))
+    cost = raw.get("dig_ap_cost", 1)
+    if type(cost) is not int or not 1 <= cost <= 8:
+        violations.append(Violation(path, "header", "dig_ap_cost", cost, "domain", "must be int [1, 8]"))
+        cost = 1
+    return Header(side, tuple(mono), cost)
 
 
 def _row(path: str, raw: dict, header: Header, violations: list[Violation]) -> BoardGenRow | None:
