@@ -12,7 +12,10 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 
 
-def adjacency(ids: Iterable[int], edges: Iterable[tuple[int, int]]) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+Adjacency = dict[int, list[int]]
+
+
+def adjacency(ids: Iterable[int], edges: Iterable[tuple[int, int]]) -> tuple[Adjacency, Adjacency]:
     """Children and parents of every id; edges touching unknown ids are
     dropped (the validator reports them separately)."""
     children: dict[int, list[int]] = {i: [] for i in ids}

@@ -60,7 +60,8 @@ def validate_template(t: Template) -> list[Violation]:
     for (a, b), k in sorted(edge_counts.items()):
         for end in (a, b):
             if end not in known:
-                bad(a if a in known else end, "edges", [a, b], "unknown_node", f"edge {a} -> {b} names node {end}, which does not exist")
+                bad(a if a in known else end, "edges", [a, b], "unknown_node",
+                    f"edge {a} -> {b} names node {end}, which does not exist")
         if k > 1:
             bad(a, "edges", [a, b], "duplicate_edge", f"edge {a} -> {b} is listed {k} times")
     children, parents = graph.adjacency(ids, edge_counts)
@@ -75,24 +76,25 @@ def validate_template(t: Template) -> list[Violation]:
                 f"out-degree {len(children[nid])} > {MAX_FANOUT} (children {sorted(children[nid])})")
 
     entries = sorted(i for i in ids if not parents[i])
-    if len(entries) != 1:
-        bad(entries[0] if entries else None, "edges", entries, "entry_count",
+    for nid in _count_culprits(entries):
+        bad(nid, "edges", entries, "entry_count",
             f"exactly one entry (node without parents) is required, found {len(entries)}: {entries}")
 
     by_type: dict[str, list[int]] = {ty: sorted(n.id for n in t.nodes if n.type == ty) for ty in NODE_TYPES}
     bosses = by_type["boss"]
-    if len(bosses) != 1:
-        bad(bosses[1] if len(bosses) > 1 else None, "type", bosses, "boss_count",
-            f"exactly one boss node is required, found {len(bosses)}: {bosses}")
+    for nid in _count_culprits(bosses):
+        bad(nid, "type", bosses, "boss_count", f"exactly one boss node is required, found {len(bosses)}: {bosses}")
     boss = bosses[0] if len(bosses) == 1 else None
 
     sinks = sorted(i for i in ids if not children[i])
     if boss is not None:
         for s in sinks:
             if s != boss:
-                bad(s, "edges", [], "boss_only_sink", f"node {s} has no children; the boss (node {boss}) is the only sink")
+                bad(s, "edges", [], "boss_only_sink",
+                    f"node {s} has no children; the boss (node {boss}) is the only sink")
         if children[boss]:
-            bad(boss, "edges", sorted(children[boss]), "boss_only_sink", "the boss has children; it must be the only sink")
+            bad(boss, "edges", sorted(children[boss]), "boss_only_sink",
+                "the boss has children; it must be the only sink")
         reach_boss = graph.reaching(boss, parents)
         for nid in ids:
             if nid not in reach_boss:
@@ -114,10 +116,10 @@ def validate_template(t: Template) -> list[Violation]:
                     f"BFS layer {d} holds {len(members)} nodes {members}; the width limit is {MAX_LAYER_WIDTH}")
 
     shops = by_type["shop"]
-    if len(shops) != 1:
-        bad(shops[1] if len(shops) > 1 else None, "type", shops, "shop_count",
+    for nid in _count_culprits(shops):
+        bad(nid, "type", shops, "shop_count",
             f"exactly one shop node per level is required, found {len(shops)}: {shops}")
-    elif boss is not None:
+    if len(shops) == 1 and boss is not None:
         shop = shops[0]
         for p in sorted(parents[boss]):
             if p != shop:
@@ -132,6 +134,14 @@ def validate_template(t: Template) -> list[Violation]:
                 bad(shop, "edges", bypass, "shop_every_path",
                     f"route {graph.format_path(bypass)} reaches the boss without the shop (node {shop})")
     return out
+
+
+def _count_culprits(members: list[int]) -> list[int | None]:
+    """Where an "exactly one" rule is broken: every member when there are
+    several (each is a place to fix), the template itself when there is none."""
+    if len(members) == 1:
+        return []
+    return list(members) if members else [None]
 
 
 def _check_slot(t: Template, n, bad) -> None:
@@ -212,11 +222,15 @@ def check_content_discipline(pools: Mapping[int, Pool] | Iterable[Pool],
                              board_gen_keys: set[tuple[int, int]]) -> list[Violation]:
     """Seed 004 内容纪律: every battle and boss node (and every slot that can
     roll a battle) of every template has an exact ``board_gen`` row
-    ``(level, depth)``; the floor rule of SPEC 2.7 does not count here. For
-    an enabled step-3 pool, every depth a battle or the boss can stand at."""
+    ``(level, depth)``; the floor rule of SPEC 2.7 does not count here. The
+    boss, and only the boss, stands on the level's Boss row (its deepest).
+    For an enabled step-3 pool, every depth a battle or the boss can stand
+    at."""
     out: list[Violation] = []
     pool_list = list(pools.values()) if isinstance(pools, Mapping) else list(pools)
     for pool in pool_list:
+        level_depths = [d for lv, d in board_gen_keys if lv == pool.level]
+        boss_row = max(level_depths) if level_depths else None
         for t in pool.templates:
             for nid, ty, d in board_nodes(t):
                 if (pool.level, d) not in board_gen_keys:
@@ -224,15 +238,29 @@ def check_content_discipline(pools: Mapping[int, Pool] | Iterable[Pool],
                         t.file, _row(t, nid), "depth", [pool.level, d], "missing_board_gen_row",
                         f"{_where(t, nid)} ({ty}) stands at depth {d}: board_gen has no exact row "
                         f"(level {pool.level}, depth {d})"))
+                elif (ty == "boss") != (d == boss_row):
+                    # SPEC 2.7: the deepest row of a level is its Boss row; a
+                    # boss elsewhere, or a battle on it, gets the wrong board.
+                    out.append(Violation(
+                        t.file, _row(t, nid), "depth", [pool.level, d], "boss_row_mismatch",
+                        f"{_where(t, nid)} ({ty}) stands at depth {d}, but the Boss row of level "
+                        f"{pool.level} is depth {boss_row}: only the boss stands there"))
         p = pool.procedural
         if p.enabled:
             battle_weight = dict(p.type_mix).get("battle", 0)
-            # Entry is always a battle; middle layers only if the mix can roll one.
-            depths = [0] + (list(range(1, p.layers - 2)) if battle_weight > 0 else []) + [p.boss_depth]
+            # The entry is always a battle; every other layer but the boss's
+            # (the shop's layer included: the shop has neighbours) can roll one.
+            depths = [0] + (list(range(1, p.boss_depth)) if battle_weight > 0 else []) + [p.boss_depth]
+            if boss_row is not None and p.boss_depth != boss_row:
+                out.append(Violation(
+                    pool.file, f"level {pool.level}/procedural", "layers", p.layers, "boss_row_mismatch",
+                    f"level {pool.level} step 3 puts the boss at depth {p.boss_depth}, but the Boss row "
+                    f"is depth {boss_row}"))
             for d in depths:
                 if (pool.level, d) not in board_gen_keys:
                     out.append(Violation(
                         pool.file, f"level {pool.level}/procedural", "layers", p.layers, "missing_board_gen_row",
-                        f"level {pool.level} step 3 can place a {'boss' if d == p.boss_depth else 'battle'} at depth {d}: "
+                        f"level {pool.level} step 3 can place a {'boss' if d == p.boss_depth else 'battle'} "
+                        f"at depth {d}: "
                         f"board_gen has no exact row (level {pool.level}, depth {d})"))
     return out
