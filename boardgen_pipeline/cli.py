@@ -57,18 +57,50 @@ def _board_text(board, metrics) -> str:
 
 def cmd_generate(args) -> int:
     from .generator import generate
-    from .tables import load_board_gen_dir
 
-    table = load_board_gen_dir(_tables_dir(args))
+    if args.variants:
+        from .catalog import load_catalog
+
+        catalog = load_catalog(_tables_dir(args))
+        table = catalog.board_gen
+        if catalog.variation is None:
+            raise UserError(f"--variants: no variation.toml in {catalog.tables_dir}")
+    else:
+        from .tables import load_board_gen_dir
+
+        table = load_board_gen_dir(_tables_dir(args))
     try:
         board, metrics = generate(args.level, args.depth, args.seed, master_seed=args.master_seed, table=table)
     except KeyError as exc:
         raise UserError(exc.args[0]) from None
+    overlay = None
+    if args.variants:
+        from .overlays import overlay_for
+
+        overlay = overlay_for(board, metrics, table, catalog.variation)
     if args.json:
         row = table.resolve(args.level, args.depth)
-        print(json.dumps({**metrics, "row": {"key": list(row.key), **row.fields()}}, sort_keys=False))
+        out = {**metrics, "row": {"key": list(row.key), **row.fields()}}
+        if overlay is not None:
+            out["overlay"] = overlay.to_record()
+        print(json.dumps(out, sort_keys=False))
     else:
         print(_board_text(board, metrics))
+        if overlay is not None:
+            from .variant_placement import render_overlay
+
+            print()
+            print(render_overlay(board, overlay))
+    return 0
+
+
+def cmd_nodemap_draw(args) -> int:
+    from .nodemap import draw_adventure_text
+    from .tables import load_board_gen_dir
+
+    tables = _tables_dir(args)
+    keys = set(load_board_gen_dir(tables).keys())
+    print(draw_adventure_text(args.seed, args.first_adventure, tables, keys))
     return 0
 
 
@@ -89,12 +121,19 @@ def cmd_measure(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .tables import load_board_gen_dir
+    from .catalog import load_catalog
 
-    table = load_board_gen_dir(_tables_dir(args))
-    for w in table.warnings:
+    cat = load_catalog(_tables_dir(args))
+    for w in cat.warnings:
         print(f"warning: {w}")
-    print(f"ok: {table.path}: {len(table.rows)} rows, levels {table.levels()}")
+    print(f"ok: {cat.board_gen.path}: {len(cat.board_gen.rows)} rows, levels {cat.board_gen.levels()}")
+    if cat.variation is not None:
+        print(f"ok: {cat.variation.source}: {len(cat.variation.types)} variant types")
+    if cat.resources is not None:
+        print(f"ok: {cat.resources.source}: {len(cat.resources.rows)} resource weights")
+    if cat.pools is not None:
+        sizes = ", ".join(f"level {lv}: {len(p.templates)}" for lv, p in sorted(cat.pools.items()))
+        print(f"ok: node-map pools ({sizes} templates), content discipline holds")
     return 0
 
 
@@ -181,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--master-seed", type=int, default=0)
     g.add_argument("--tables", help="tables directory (default: the repo's tables/)")
     g.add_argument("--json", action="store_true", help="one JSON object: layout, metrics, row")
+    g.add_argument("--variants", action="store_true", help="also draw the board's variant overlay")
     g.set_defaults(func=cmd_generate)
 
     m = sub.add_parser("measure", help="measure a layout (R0, R∞, counts)")
@@ -200,6 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--master-seed", type=int, default=0)
     c.add_argument("--warehouse", help="warehouse directory (default: the repo's warehouse/)")
     c.set_defaults(func=cmd_calibrate)
+
+    n = sub.add_parser("nodemap", help="node maps")
+    nsub = n.add_subparsers(dest="nodemap_command", required=True)
+    nd = nsub.add_parser("draw", help="draw the three level maps of one adventure")
+    nd.add_argument("--seed", type=int, required=True, help="master seed of the adventure")
+    nd.add_argument("--first-adventure", action="store_true",
+                    help="the save has not finished an adventure yet: fixed templates, no draw")
+    nd.add_argument("--tables")
+    nd.set_defaults(func=cmd_nodemap_draw)
 
     b = sub.add_parser("bench", help="generator throughput on one parameter row")
     b.add_argument("--width", type=int, required=True)

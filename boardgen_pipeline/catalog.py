@@ -1,0 +1,66 @@
+"""Every table of a tables directory, loaded and cross-checked together
+(SPEC 2.7, 3, 4: "all violations reported together", content discipline).
+
+``load_catalog(dir)`` runs the load-time checks of ``board_gen.toml``,
+``variation.toml``, ``resource_weights.toml`` and ``nodemaps/`` and the
+cross-table rule that every battle and boss node has an exact ``board_gen``
+row, then raises one TableError with every violation of every file. A table
+file that is absent is skipped (a fixture directory may hold only
+``board_gen.toml``); ``board_gen.toml`` itself is required.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import TableError, Violation
+from .tables import DEFAULT_TABLE, BoardGenTable, default_tables_dir, load_board_gen
+
+VARIATION_TABLE = "variation.toml"
+RESOURCE_TABLE = "resource_weights.toml"
+NODEMAP_DIR = "nodemaps"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    tables_dir: Path
+    board_gen: BoardGenTable
+    variation: object | None  # variants.VariationTable
+    resources: object | None  # skew.ResourceWeights
+    pools: dict | None  # level -> nodemap.Pool
+
+    @property
+    def warnings(self) -> tuple[Violation, ...]:
+        return self.board_gen.warnings
+
+
+def _collect(fn, violations: list[Violation]):
+    try:
+        return fn()
+    except TableError as exc:
+        violations.extend(exc.violations)
+        return None
+
+
+def load_catalog(tables_dir: Path | str | None = None) -> Catalog:
+    from .nodemap import check_content_discipline, read_pools
+    from .skew import load_resource_weights
+    from .variants import load_variation_table
+
+    root = Path(tables_dir or default_tables_dir())
+    violations: list[Violation] = []
+    board_gen = _collect(lambda: load_board_gen(root / DEFAULT_TABLE), violations)
+    variation = resources = pools = None
+    if (root / VARIATION_TABLE).exists():
+        variation = _collect(lambda: load_variation_table(root / VARIATION_TABLE), violations)
+    if (root / RESOURCE_TABLE).exists():
+        resources = _collect(lambda: load_resource_weights(root / RESOURCE_TABLE), violations)
+    if (root / NODEMAP_DIR).is_dir():
+        pools, pool_violations = read_pools(root)
+        violations.extend(pool_violations)
+        if board_gen is not None and not pool_violations:
+            violations.extend(check_content_discipline(pools, set(board_gen.keys())))
+    if violations:
+        raise TableError(violations)
+    return Catalog(root, board_gen, variation, resources, pools)
