@@ -28,7 +28,7 @@ _S27 = uint64(27)
 _S31 = uint64(31)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _next(st):
     """SplitMix64 step on a one-element uint64 array; returns the output."""
     s = st[0] + _GAMMA
@@ -39,7 +39,7 @@ def _next(st):
     return z ^ (z >> _S31)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def below(st, draws, n):
     """Uniform in [0, n) by rejection (rng.Stream.below)."""
     nn = uint64(n)
@@ -68,7 +68,7 @@ def _widen_table():
 WIDEN = _widen_table()
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius):
     """Place-then-shave (SPEC 2.2): N distinct cells of ``cand`` by partial
     Fisher-Yates, then drop those within Chebyshev ``shave_radius`` of the
@@ -94,7 +94,7 @@ def place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius):
     return removed
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def numbers_of(mines, nb, nbn, num):
     safe = 0
     for c in range(mines.shape[0]):
@@ -107,7 +107,7 @@ def numbers_of(mines, nb, nbn, num):
     return safe
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def flood(start, ns, rev, num, fog, nb, nbn, queue):
     """Reveal ``start[:ns]`` and chain through zeros; fog never chains.
     Returns the count newly revealed."""
@@ -136,7 +136,7 @@ def flood(start, ns, rev, num, fog, nb, nbn, queue):
     return added
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def unreachable_safe(mines, nb, nbn, centre, safe, seen, queue):
     seen[:] = 0
     seen[centre] = 1
@@ -155,7 +155,7 @@ def unreachable_safe(mines, nb, nbn, centre, safe, seen, queue):
     return safe - qt
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen,
             con_cell, con_mask, con_m, con_at, newsafe, mark, queue):
     """Grow ``rev`` (revealed) and ``known`` (proven mines) to the least fixed
@@ -302,7 +302,7 @@ class Workspace:
         self.work = np.zeros(nc, np.int32)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
                  num, rev, known, con_cell, con_mask, con_m, con_at, newsafe, mark, queue):
     """Numbers, R0 and R∞ of a layout. Returns ``(safe, r0, revealed)``."""
@@ -318,7 +318,7 @@ def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
     return safe, r0, revealed
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
                  max_attempts, t_num, t_den, nb, nbn, widen,
                  mines, num, rev, known, fog, seen, work,
