@@ -155,130 +155,152 @@ def unreachable_safe(mines, nb, nbn, centre, safe, seen, queue):
     return safe - qt
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _touch(c, rev, num, fog, W, H, stack, sp, inq):
+    """Queue every revealed numbered cell within distance 1 of ``c`` (and
+    ``c`` itself): their constraints just changed."""
+    x = c % W
+    y = c // W
+    for yy in range(max(0, y - 1), min(H, y + 2)):
+        for xx in range(max(0, x - 1), min(W, x + 2)):
+            n = yy * W + xx
+            if rev[n] == 1 and num[n] > 0 and fog[n] == 0 and inq[n] == 0:
+                inq[n] = 1
+                stack[sp] = n
+                sp += 1
+    return sp
+
+
 @njit(cache=True, error_model="numpy")
-def closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen,
-            con_cell, con_mask, con_m, con_at, newsafe, mark, queue):
+def _reveal(c, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq):
+    """Open a cell proven safe: chain through zeros (fog never chains), open
+    fog cells next to anything opened (fog is known safe), queue the
+    constraints that changed."""
+    if rev[c] == 1:
+        return sp
+    rev[c] = 1
+    fq[0] = c
+    qh = 0
+    qt = 1
+    while qh < qt:
+        v = fq[qh]
+        qh += 1
+        sp = _touch(v, rev, num, fog, W, H, stack, sp, inq)
+        chain = num[v] == 0 and fog[v] == 0
+        for k in range(nbn[v]):
+            n = nb[v, k]
+            if rev[n] == 0 and (chain or fog[n] == 1):
+                rev[n] = 1
+                fq[qt] = n
+                qt += 1
+    return sp
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _constraint(c, rev, known, num, W, H):
+    """``(mask, m, count)`` of numbered cell ``c``: its unknown neighbours as a
+    3x3 mask, the mines still to find among them, and how many there are."""
+    x = c % W
+    y = c // W
+    mask = 0
+    cnt = 0
+    m = num[c]
+    for dy in range(-1, 2):
+        yy = y + dy
+        if yy < 0 or yy >= H:
+            continue
+        for dx in range(-1, 2):
+            xx = x + dx
+            if (dx == 0 and dy == 0) or xx < 0 or xx >= W:
+                continue
+            n = yy * W + xx
+            if known[n] == 1:
+                m -= 1
+            elif rev[n] == 0:
+                mask |= 1 << ((dy + 1) * 3 + (dx + 1))
+                cnt += 1
+    return mask, m, cnt
+
+
+@njit(cache=True, error_model="numpy")
+def _apply(diff, safe, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq):
+    """Apply a deduction to the cells of a 49-bit window mask centred on
+    (x, y): all safe (``safe``) or all mines."""
+    for b in range(49):
+        if (diff >> uint64(b)) & uint64(1):
+            n = (y + b // 7 - 3) * W + (x + b % 7 - 3)
+            if safe:
+                sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
+            elif known[n] == 0:
+                known[n] = 1
+                sp = _touch(n, rev, num, fog, W, H, stack, sp, inq)
+    return sp
+
+
+@njit(cache=True, error_model="numpy")
+def closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, stack, inq, fq):
     """Grow ``rev`` (revealed) and ``known`` (proven mines) to the least fixed
-    point of chain + single (+ subset) (+ fog meta-knowledge)."""
+    point of chain + single (+ subset) + fog meta-knowledge.
+
+    A worklist of numbered cells whose constraint may have changed: a cell is
+    queued when a neighbour is opened or proven a mine. Deductions apply at
+    once; every fact used is true of the board, so applying them early never
+    changes the fixed point (seed 001 F1 note 5: the closure is order-free),
+    and the loop ends only when no queued constraint yields anything."""
     NC = W * H
+    sp = 0
     for c in range(NC):
-        con_at[c] = -1
-    while True:
-        # 1. constraints of revealed numbered cells with unknown neighbours
-        ncon = 0
-        for c in range(NC):
-            if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
-                x = c % W
-                y = c // W
-                mask = 0
-                cnt = 0
-                m = num[c]
-                for dy in range(-1, 2):
-                    yy = y + dy
-                    if yy < 0 or yy >= H:
-                        continue
-                    for dx in range(-1, 2):
-                        xx = x + dx
-                        if (dx == 0 and dy == 0) or xx < 0 or xx >= W:
-                            continue
-                        n = yy * W + xx
-                        if known[n] == 1:
-                            m -= 1
-                        elif rev[n] == 0:
-                            mask |= 1 << ((dy + 1) * 3 + (dx + 1))
-                            cnt += 1
-                if cnt > 0:
-                    con_cell[ncon] = c
-                    con_mask[ncon] = mask
-                    con_m[ncon] = m
-                    con_at[c] = ncon
-                    ncon += 1
-        # 2. rules
-        nns = 0
-        newmine = 0
-        for i in range(ncon):
-            c = con_cell[i]
-            x = c % W
-            y = c // W
-            ma = con_mask[i]
-            m = con_m[i]
-            cnt = 0
-            for b in range(9):
-                if ma >> b & 1:
-                    cnt += 1
-            if m == 0 or m == cnt:
-                for b in range(9):
-                    if ma >> b & 1:
-                        n = (y + b // 3 - 1) * W + (x + b % 3 - 1)
-                        if m == 0:
-                            if mark[n] == 0:
-                                mark[n] = 1
-                                newsafe[nns] = n
-                                nns += 1
-                        elif known[n] == 0:
-                            known[n] = 1
-                            newmine += 1
+        inq[c] = 0
+    for c in range(NC):
+        if rev[c] == 1:
+            sp = _touch(c, rev, num, fog, W, H, stack, sp, inq)
+            for k in range(nbn[c]):
+                n = nb[c, k]
+                if fog[n] == 1 and rev[n] == 0:
+                    sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
+    while sp > 0:
+        sp -= 1
+        c = stack[sp]
+        inq[c] = 0
+        ma, m, cnt = _constraint(c, rev, known, num, W, H)
+        if cnt == 0:
+            continue
+        x = c % W
+        y = c // W
+        if m == 0 or m == cnt:
+            sp = _apply(widen[ma], m == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+            continue
+        if not use_subset:
+            continue
+        wa = widen[ma]
+        for oy in range(-2, 3):
+            yy = y + oy
+            if yy < 0 or yy >= H:
                 continue
-            if not use_subset:
-                continue
-            wa = widen[ma]
-            for oy in range(-2, 3):
-                yy = y + oy
-                if yy < 0 or yy >= H:
+            for ox in range(-2, 3):
+                xx = x + ox
+                if (ox == 0 and oy == 0) or xx < 0 or xx >= W:
                     continue
-                for ox in range(-2, 3):
-                    xx = x + ox
-                    if (ox == 0 and oy == 0) or xx < 0 or xx >= W:
-                        continue
-                    j = con_at[yy * W + xx]
-                    if j < 0:
-                        continue
-                    s = oy * 7 + ox
-                    wb = widen[con_mask[j]]
-                    if s >= 0:
-                        wb = wb << uint64(s)
-                    else:
-                        wb = wb >> uint64(-s)
-                    if (wa & ~wb) != 0 or wa == wb:
-                        continue  # A is not a proper subset of B
-                    diff = wb & ~wa
-                    dn = 0
-                    for b in range(49):
-                        if diff >> uint64(b) & uint64(1):
-                            dn += 1
-                    dm = con_m[j] - m
-                    if dm != 0 and dm != dn:
-                        continue
-                    for b in range(49):
-                        if diff >> uint64(b) & uint64(1):
-                            n = (y + b // 7 - 3) * W + (x + b % 7 - 3)
-                            if dm == 0:
-                                if mark[n] == 0:
-                                    mark[n] = 1
-                                    newsafe[nns] = n
-                                    nns += 1
-                            elif known[n] == 0:
-                                known[n] = 1
-                                newmine += 1
-        # 3. fog meta-knowledge: a fog cell next to R is known safe
-        if has_fog:
-            for c in range(NC):
-                if fog[c] == 1 and rev[c] == 0 and mark[c] == 0:
-                    for k in range(nbn[c]):
-                        if rev[nb[c, k]] == 1:
-                            mark[c] = 1
-                            newsafe[nns] = c
-                            nns += 1
-                            break
-        for i in range(ncon):
-            con_at[con_cell[i]] = -1
-        added = 0
-        if nns > 0:
-            added = flood(newsafe, nns, rev, num, fog, nb, nbn, queue)
-            for i in range(nns):
-                mark[newsafe[i]] = 0
-        if added == 0 and newmine == 0:
-            return
+                b = yy * W + xx
+                if rev[b] == 0 or num[b] == 0 or fog[b] == 1:
+                    continue
+                mb, m2, cnt2 = _constraint(b, rev, known, num, W, H)
+                if cnt2 == 0 or cnt2 == cnt:
+                    continue  # equal sizes: neither can be a proper subset
+                s = oy * 7 + ox
+                wb = widen[mb]
+                if s >= 0:
+                    wb = wb << uint64(s)
+                else:
+                    wb = wb >> uint64(-s)
+                if cnt < cnt2 and (wa & ~wb) == 0:
+                    dm = m2 - m  # A inside B: B - A holds m_B - m_A mines
+                    if dm == 0 or dm == cnt2 - cnt:
+                        sp = _apply(wb & ~wa, dm == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+                elif cnt2 < cnt and (wb & ~wa) == 0:
+                    dm = m - m2  # B inside A
+                    if dm == 0 or dm == cnt - cnt2:
+                        sp = _apply(wa & ~wb, dm == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
 
 
 class Workspace:
@@ -310,8 +332,7 @@ def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
     rev[:] = 0
     known[:] = 0
     r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
-    closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen,
-            con_cell, con_mask, con_m, con_at, newsafe, mark, queue)
+    closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, newsafe, mark, con_cell)
     revealed = 0
     for c in range(mines.shape[0]):
         revealed += rev[c]
@@ -353,8 +374,7 @@ def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
         legal = unreach == 0 and safe >= min_safe and r0 != safe and r0 <= cap
         if not legal:
             continue
-        closure(rev, known, num, fog, False, True, W, H, nb, nbn, widen,
-                con_cell, con_mask, con_m, con_at, newsafe, mark, queue)
+        closure(rev, known, num, fog, True, W, H, nb, nbn, widen, newsafe, mark, con_cell)
         revealed = 0
         for c in range(W * H):
             revealed += rev[c]
