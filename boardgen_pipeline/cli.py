@@ -201,6 +201,32 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def cmd_advise(args) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from . import advisor, batch
+    from .tables import load_board_gen_dir
+
+    table = load_board_gen_dir(_tables_dir(args))
+    keys = _parse_rows(args.row, table)
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    out = []
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("advising", total=len(keys))
+        for key in keys:
+            row = table.rows[key]
+            records = batch.run_row(table, key, args.samples, args.master_seed)
+            report = batch.evaluate_row(row, records)
+            failing = not (report.assertion_a and report.assertion_a1)
+            out.append(advisor.advise(row, table.spawn_side, records, failing=failing, samples=args.probes,
+                                      master_seed=args.master_seed, force=bool(args.row)))
+            progress.advance(task)
+    for a in out:
+        console.print(a.text(), highlight=False)
+    return 0
+
+
 def cmd_bench(args) -> int:
     from .bench import bench
 
@@ -240,6 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--master-seed", type=int, default=0)
     c.add_argument("--warehouse", help="warehouse directory (default: the repo's warehouse/)")
     c.set_defaults(func=cmd_calibrate)
+
+    a = sub.add_parser("advise", help="what would make a row pass (density, cap, target)")
+    a.add_argument("--row", help="row keys L,D (default: every row; searches run for failing or thin rows)")
+    a.add_argument("--tables")
+    a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row")
+    a.add_argument("--probes", type=int, default=128, help="boards per probe of a candidate value")
+    a.add_argument("--master-seed", type=int, default=0)
+    a.set_defaults(func=cmd_advise)
 
     n = sub.add_parser("nodemap", help="node maps")
     nsub = n.add_subparsers(dest="nodemap_command", required=True)

@@ -70,6 +70,29 @@ def completes_full_window(cell: int, fog: set[int], width: int, height: int) -> 
     return False
 
 
+class _Windows:
+    """Fog count of every 3x3 window inside the board, so that "would this
+    cell complete an all-fog window" is at most nine lookups."""
+
+    def __init__(self, width: int, height: int):
+        self.width, self.height = width, height
+        self.count = [0] * (max(0, width - 2) * max(0, height - 2))
+
+    def of(self, cell: int):
+        x, y = cell % self.width, cell // self.width
+        ww = self.width - 2
+        for wy in range(max(0, y - 2), min(self.height - 3, y) + 1):
+            for wx in range(max(0, x - 2), min(self.width - 3, x) + 1):
+                yield wy * ww + wx
+
+    def completes(self, cell: int) -> bool:
+        return any(self.count[w] == 8 for w in self.of(cell))
+
+    def add(self, cell: int, step: int = 1) -> None:
+        for w in self.of(cell):
+            self.count[w] += step
+
+
 def place_fog(stream: Stream, mines, numbers, r0, width: int, height: int,
               region_count: int, target_ratio: float) -> FogResult:
     """The fog step of one attempt (draws from ``stream``)."""
@@ -77,6 +100,7 @@ def place_fog(stream: Stream, mines, numbers, r0, width: int, height: int,
     mine_count = sum(mines)
     total = fog_target(target_ratio, width, height, mine_count)
     allowed = set(allowed_cells(mines, numbers, r0, width, height))
+    windows = _Windows(width, height)
     fog: set[int] = set()
     placed = 0
     for size in region_sizes(total, region_count):
@@ -85,22 +109,26 @@ def place_fog(stream: Stream, mines, numbers, r0, width: int, height: int,
         # seed only where the free allowed area around can hold the whole
         # region: a region is grown, never squeezed into a pocket
         room = _component_sizes(allowed - fog, table)
-        seeds = sorted(c for c in allowed - fog
-                       if room[c] >= size and not completes_full_window(c, fog, width, height))
+        seeds = sorted(c for c in allowed - fog if room[c] >= size and not windows.completes(c))
         if not seeds or len(fog) + size > 8 * mine_count:
             continue
         region = [seeds[stream.below(len(seeds))]]
         fog.add(region[0])
+        windows.add(region[0])
         while len(region) < size:
             frontier = sorted({n for c in region for n in table[c] if n in allowed and n not in fog})
-            frontier = [n for n in frontier if not completes_full_window(n, fog, width, height)]
+            frontier = [n for n in frontier if not windows.completes(n)]
             if not frontier:
                 break
             cell = frontier[stream.below(len(frontier))]
             region.append(cell)
             fog.add(cell)
+            windows.add(cell)
         if len(region) < size:
-            fog.difference_update(region)  # roll back: a region is placed whole or not at all
+            # roll back: a region is placed whole or not at all
+            fog.difference_update(region)
+            for c in region:
+                windows.add(c, -1)
         else:
             placed += 1
     return FogResult(tuple(sorted(fog)), placed, region_count - placed, total)

@@ -213,10 +213,17 @@ def test_fog_bounds_hold_on_every_attempt_output(side, density, regions, ratio, 
     assert all(not board.mines[c] and board.numbers[c] > 0 for c in fog)
 
 
-def test_window_predicate():
+def test_window_predicate_and_window_counts_agree():
+    from boardgen_pipeline.fog import _Windows
+
     fog = {0, 1, 2, 10, 11, 12, 20, 21}
     assert completes_full_window(22, fog, 10, 10)
     assert not completes_full_window(23, fog, 10, 10)
+    w = _Windows(10, 10)
+    for c in fog:
+        w.add(c)
+    assert [c for c in range(100) if c not in fog and w.completes(c)] == \
+        [c for c in range(100) if c not in fog and completes_full_window(c, fog, 10, 10)] == [22]
 
 
 # ---------------------------------------------------------------- F2 at load and assertions B / B'
@@ -268,3 +275,30 @@ def test_default_fog_rows_meet_b_on_a_real_batch():
     for key in [k for k in t.keys() if t.rows[k].fog_region_count][:2]:
         rep = evaluate_row(t.rows[key], run_row(t, key, 64))
         assert rep.assertion_b and rep.assertion_a and rep.assertion_a1
+
+
+# ---------------------------------------------------------------- golden vectors with fog
+
+FOG_GOLDEN = [
+    (0, "........*..fff**/..**.*...ff*..f./.*.....*...ff..f/.....*......*f.*/.*..*.....*...*./............*.../"
+        "..........*...../*.............../***............*/*.............**/*...****...*..../ff...*.*.*.....*/"
+        ".ff.f*........../.f*fff........*./...f.*.....*..../.*....*........*",
+     dict(revealed=207, safe_count=212, revealed_core=187, safe_core=192, fog_cells=20, fog_regions_placed=2,
+          delta_budget_fog=12, attempts_used=1, exit="passed", known_mines=43)),
+    (1, "ff...*........*./*fff.*........../.f**...*......../ff*......*.....*/f*****..*..*..*./*f*..........*.*/"
+        "..............*./*.........*...../..*.......*....*/....*......*..../**f*.*.*......../.fff.ff.*.*...../"
+        ".f.ff.......**../..**f.....*...../..*...........*./.........**.*...",
+     dict(revealed=188, safe_count=209, revealed_core=168, safe_core=189, fog_cells=20, fog_regions_placed=2,
+          delta_budget_fog=10, attempts_used=2, exit="passed", known_mines=35)),
+]
+
+
+@pytest.mark.parametrize("scope,layout,expected", FOG_GOLDEN, ids=["scope0", "scope1"])
+def test_fog_golden_vectors(scope, layout, expected):
+    """Whole boards of the default (3,4) fog row: any change to fog placement,
+    its draws or the fog measure fails here."""
+    from boardgen_pipeline.generator import generate
+
+    board, m = generate(3, 4, scope, table=DEFAULT)
+    assert m["layout"] == layout == board.layout
+    assert {k: m[k] for k in expected} == expected

@@ -1,0 +1,93 @@
+"""The calibration advisor (issue 8): rates, intervals, and searches whose
+answers are known by construction."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from boardgen_pipeline import advisor
+from boardgen_pipeline.advisor import PassRate, advise, board_pass_chance, rate_from_records, required_rate
+from boardgen_pipeline.batch import evaluate_row, run_row
+from boardgen_pipeline.generator import generate_from_row
+from boardgen_pipeline.rng import derive_at, sigma
+from boardgen_pipeline.tables import BoardGenRow, load_board_gen_dir
+
+from .conftest import BASE_ROW
+
+DEFAULT = load_board_gen_dir()
+
+
+def test_wilson_interval_textbook_values():
+    assert PassRate(50, 100).wilson() == pytest.approx((0.4038, 0.5962), abs=1e-4)
+    assert PassRate(0, 100).wilson() == pytest.approx((0.0, 0.0370), abs=1e-4)
+    assert PassRate(100, 100).wilson() == pytest.approx((0.9630, 1.0), abs=1e-4)
+
+
+def test_required_rate_and_board_chance_are_inverse():
+    assert required_rate(32) == pytest.approx(0.194158, abs=1e-6)
+    assert board_pass_chance(required_rate(8), 8) == pytest.approx(0.999)
+
+
+def test_rate_from_records_counts_attempts():
+    recs = [{"exit": "passed", "attempts_used": 3}, {"exit": "best_legal", "attempts_used": 8},
+            {"exit": "passed", "attempts_used": 1}]
+    assert rate_from_records(recs) == PassRate(2, 12)
+
+
+def test_a_passing_row_is_ok_and_not_searched():
+    key = (1, 0)
+    recs = run_row(DEFAULT, key, 256)
+    a = advise(DEFAULT.rows[key], 3, recs, failing=False)
+    assert a.status == "ok" and not a.searched
+    assert a.rate.passes == 256
+    lo, hi = a.rate.wilson()
+    assert lo < a.rate.p < hi
+    assert board_pass_chance(lo, 32) >= 0.999
+
+
+def test_a_row_failing_by_a_known_margin():
+    """Cap 30 on a 10x10 board: R0 is ~40 with the ring shaved, so almost no
+    attempt is legal and the row fails. The advice must (1) show a pass rate
+    far below what 8 attempts need, (2) name a cap that passes while the cap
+    just below it does not (the search's defining property), and (3) find no
+    target that helps (the cap, not the target, is binding)."""
+    row = BoardGenRow(**{**BASE_ROW, "r0_max_cap": 30, "max_gen_attempts": 32})
+    recs = [generate_from_row(row, 3, derive_at("board_gen", sigma(1, 0) + i)).metrics for i in range(64)]
+    rep = evaluate_row(row, recs)
+    assert not (rep.assertion_a and rep.assertion_a1)
+    a = advise(row, 3, recs, failing=True, samples=64)
+    assert a.status == "fails" and a.searched
+    assert board_pass_chance(a.rate.p, 32) < 0.999 and a.rate.p < required_rate(32)
+    assert a.cap is not None and 30 < a.cap <= 50
+    good = lambda cap: advisor._good(row.model_copy(update={"r0_max_cap": cap}), 3, 64, 0)  # noqa: E731
+    assert good(a.cap) and not good(a.cap - 1)
+    assert a.target is None
+    # no density rescues a cap of 30 either: R0 stays too big or the board too hard
+    assert a.density is None
+    assert not any(advisor._good(row.model_copy(update={"mine_density": d}), 3, 64, 0) for d in (0.2, 0.3, 0.4))
+
+
+def test_largest_density_is_the_boundary():
+    row = BoardGenRow(**BASE_ROW)
+    d = advisor.largest_density(row, 3, samples=64)
+    assert d is not None and d >= row.mine_density
+    ok = lambda v: advisor._good(row.model_copy(update={"mine_density": v}), 3, 64, 0)  # noqa: E731
+    assert ok(d) and not ok(round(d + 0.01, 2))
+
+
+def test_largest_target_is_the_boundary():
+    row = BoardGenRow(**{**BASE_ROW, "max_gen_attempts": 32})
+    t = advisor.largest_target(row, 3, samples=64)
+    assert t is not None and 0.85 <= t < 1.0
+    ok = lambda v: advisor._good(row.model_copy(update={"inferability_target": v}), 3, 64, 0)  # noqa: E731
+    assert ok(t) and not ok(round(t + 0.01, 2))
+
+
+def test_cli_advise_one_row():
+    p = subprocess.run([sys.executable, "-m", "boardgen_pipeline.cli", "advise", "--row", "1,0", "--samples", "64",
+                        "--probes", "32"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "row (1,0): ok" in p.stdout and "largest mine_density" in p.stdout
