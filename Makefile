@@ -15,11 +15,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/boardgen validate
-	$(VENV)/bin/boardgen calibrate
+	$(PY) -m assets.nightly
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+ui: $(STAMP)
+	$(PY) -m assets.home
+	$(VENV)/bin/dagster dev -w workspace.yaml
 
 validate: $(STAMP)
 	$(VENV)/bin/boardgen validate

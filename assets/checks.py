@@ -1,0 +1,75 @@
+"""The F4 assertions as per-partition asset checks on ``boards`` (SPEC 7, 9;
+issue 3 "Asset checks").
+
+The checks are evaluated inside the ``boards`` step, on the batch it just
+generated and *before* it is published (SPEC 10: a blocking check that fails
+after the write would not un-write it), and returned with the
+materialization. Each spec carries the asset's ``partitions_def``, so every
+result belongs to one row's partition.
+
+- A   ``a_no_board_below_target``   error
+- A'' ``a_double_prime_target_floor`` error
+- A'  ``a_prime_no_illegal_board``  error, blocking: downstream assets do not
+  run, and the batch is written to ``_rejected/`` instead of ``boards/``
+- B   ``b_fog_regions_placed``      error (fog rows; not applicable otherwise)
+- B'  ``b_prime_no_fog_on_fogless_row`` error (rows without fog)
+- E   ``e_monotone_in_depth``       warning (advisory)
+
+The logic is ``boardgen_pipeline.calibration.check_outcomes``; this module only
+turns its plain outcomes into Dagster results.
+"""
+
+
+import dagster as dg
+
+from boardgen_pipeline import calibration
+
+from .partitions import board_rows
+
+DESCRIPTIONS = {
+    calibration.CHECK_A: "A: no board of the row below its inferability target (SPEC 7).",
+    calibration.CHECK_A2: "A'': the row's inferability_target >= 0.85 (SPEC 7).",
+    calibration.CHECK_A1: "A': no illegal board (exit least_bad). Blocking: an illegal batch is not published "
+                          "and nothing downstream consumes it.",
+    calibration.CHECK_B: "B: on a fog row, all fog regions placed on >= 95% of boards (SPEC 7); "
+                         "passes as not applicable on rows without fog.",
+    calibration.CHECK_B1: "B': no board carries fog on a row without fog (SPEC 7); passes as not applicable "
+                          "on fog rows.",
+    calibration.CHECK_E: "E: the fields the table declares monotone_in_depth do not decrease with depth "
+                         "(advisory, warning severity).",
+}
+BLOCKING = {calibration.CHECK_A1}
+
+
+def board_check_specs(asset_key: str = "boards") -> list[dg.AssetCheckSpec]:
+    return [
+        dg.AssetCheckSpec(
+            name,
+            asset=asset_key,
+            description=DESCRIPTIONS[name],
+            blocking=name in BLOCKING,
+            partitions_def=board_rows,
+        )
+        for name in calibration.CHECKS
+    ]
+
+
+def _metadata_value(value):
+    if isinstance(value, (list, tuple, dict)):
+        return dg.MetadataValue.json(list(value) if isinstance(value, tuple) else value)
+    if value is None:
+        return dg.MetadataValue.null()
+    return value
+
+
+def to_check_result(outcome: calibration.CheckOutcome) -> dg.AssetCheckResult:
+    metadata = {k: _metadata_value(v) for k, v in outcome.metadata.items()}
+    metadata.update({k: dg.MetadataValue.md(v) for k, v in outcome.pictures.items()})
+    metadata["assertion"] = outcome.assertion
+    return dg.AssetCheckResult(
+        check_name=outcome.name,
+        passed=outcome.passed,
+        severity=dg.AssetCheckSeverity.WARN if outcome.severity == "warning" else dg.AssetCheckSeverity.ERROR,
+        description=outcome.description,
+        metadata=metadata,
+    )

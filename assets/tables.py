@@ -1,0 +1,94 @@
+"""The table files, observed by content hash, and the validated rows (SPEC 2.7,
+9; issue 3 "Assets").
+
+``table_files`` is an observable source asset: its data version is the hash
+of every table file of the tables directory (``board_gen.toml`` and the
+variant, resource and node-map tables that travel with it).
+``validated_rows`` runs every load-time check, the same ones as ``boardgen
+validate`` (``catalog.load_catalog``); a bad table fails here with the exact
+message ``boardgen validate`` prints, and nothing downstream runs. It also
+keeps the row partitions in step with the table: new rows get a partition,
+removed rows lose theirs and their warehouse files.
+"""
+
+import dagster as dg
+
+from boardgen_pipeline import pictures, publish, regen
+from boardgen_pipeline.errors import TableError
+
+from .partitions import board_rows
+from .resources import BoardgenSettings
+
+GROUP = "calibration"
+
+
+def table_digest(settings: BoardgenSettings) -> str:
+    return regen.tables_digest(settings.tables_dir)[0]
+
+
+def load_catalog_or_fail(settings: BoardgenSettings):
+    """The validated tables, or a Failure whose description is exactly
+    ``TableError.report()`` (what ``boardgen validate`` prints)."""
+    try:
+        return settings.load_catalog()
+    except TableError as exc:
+        raise dg.Failure(
+            description=exc.report(),
+            metadata={"violations": len(exc.violations), "tables": dg.MetadataValue.path(settings.tables_dir)},
+            allow_retries=False,
+        ) from None
+
+
+def load_table_or_fail(settings: BoardgenSettings):
+    return load_catalog_or_fail(settings).board_gen
+
+
+@dg.observable_source_asset(
+    name="table_files",
+    group_name=GROUP,
+    description="The tables directory (board_gen.toml and its sibling tables), observed: "
+                "data version = hash of every file's bytes.",
+)
+def table_files(settings: BoardgenSettings) -> dg.ObserveResult:
+    digest, files = regen.tables_digest(settings.tables_dir)
+    return dg.ObserveResult(
+        data_version=dg.DataVersion(digest),
+        metadata={
+            "tables_dir": dg.MetadataValue.path(settings.tables_dir),
+            "files": dg.MetadataValue.json(files),
+            "board_gen_sha256": files.get("board_gen.toml", "missing"),
+        },
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    deps=[table_files],
+    description="Every load-time check of the tables (boardgen validate); keeps one partition per board_gen row.",
+)
+def validated_rows(context: dg.AssetExecutionContext, settings: BoardgenSettings) -> dg.MaterializeResult:
+    table = load_table_or_fail(settings)
+    now = regen.fingerprints_now(table, settings.samples, settings.master_seed)
+    plan = regen.plan(now, {}, context.instance.get_dynamic_partitions(board_rows.name))
+    if plan.add:
+        context.instance.add_dynamic_partitions(board_rows.name, plan.add)
+    for key in plan.remove:
+        context.instance.delete_dynamic_partition(board_rows.name, key)
+    pruned = publish.prune(settings.root, set(table.keys()))
+    if pruned:
+        publish.refresh_views_atomic(settings.root)
+    for w in table.warnings:
+        context.log.warning(f"assertion E (warning): {w}")
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(table_digest(settings)),
+        metadata={
+            "rows": len(table.rows),
+            "levels": table.levels(),
+            "spawn_side": table.spawn_side,
+            "partitions_added": plan.add,
+            "partitions_removed": plan.remove,
+            "pruned_from_warehouse": pruned,
+            "monotone_warnings": [str(w) for w in table.warnings],
+            "table": dg.MetadataValue.md(pictures.rows_table(table)),
+        },
+    )

@@ -1,0 +1,200 @@
+"""Publishing calibration partitions into the warehouse (SPEC 8, 9, 10; issue 3
+"Warehouse" and "A' blocking").
+
+``warehouse`` writes and removes single Parquet partitions; this module holds
+the pipeline's rules on top of it:
+
+- **Validate before publishing** (SPEC 10: a failed blocking check does not
+  un-write what it checked). A batch with an illegal board is never written
+  under ``boards/``: it goes to ``_rejected/boards/`` (outside every view's
+  glob, kept for digging), and the row's previously published ``boards`` and
+  ``calibration_report`` partitions are withdrawn, so nothing downstream can
+  read boards of an older row version as if they were current.
+- **Views without contention**. The DuckDB file holds views only. It is
+  rebuilt in a temporary file and renamed over ``boardgen.duckdb`` (atomic on
+  POSIX), under a file lock shared by the pipeline's writers only. A writer
+  therefore never opens the live database file: a reader holding it (the
+  ``duckdb`` shell opens read-write by default) cannot make a run fail with
+  "Could not set lock on file", and a run cannot make a reader fail; a reader
+  that opened the file before a swap keeps the previous inode, whose views
+  read the same Parquet globs.
+- **Pruning**: partitions whose row left the table are removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import glob
+import hashlib
+import os
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from . import warehouse
+
+REJECTED = "_rejected"
+# Datasets written once per parameter row by this pipeline. The overlay and
+# node-map assets add theirs here when they arrive, so pruning follows.
+ROW_DATASETS = ("boards", "calibration_report")
+VIEWS_LOCK = ".boardgen.views.lock"
+FINGERPRINT_COLUMN = "batch_fingerprint"
+
+
+def rejected_root(root: Path | str) -> Path:
+    return Path(root) / REJECTED
+
+
+TEMP_MAX_AGE_SECONDS = 600
+
+
+def sweep_temp(root: Path | str, dataset: str, key: tuple[int, int], max_age: float = TEMP_MAX_AGE_SECONDS) -> list[Path]:
+    """Delete temporary files a killed writer left in a partition folder (they
+    are invisible to readers: hidden names ending in ``.tmp``). Only old ones:
+    a younger one may belong to a writer still at work."""
+    import time
+
+    folder = warehouse.partition_dir(Path(root), dataset, key)
+    old = [p for p in folder.glob(".*.tmp") if time.time() - p.stat().st_mtime > max_age] if folder.exists() else []
+    for p in old:
+        p.unlink(missing_ok=True)
+    return old
+
+
+def _write(root: Path, dataset: str, key: tuple[int, int], records: list[dict]) -> Path:
+    sweep_temp(root, dataset, key)
+    return warehouse.write_partition(root, dataset, key, records)
+
+
+def publish_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -> Path:
+    """Write a legal batch to ``boards/`` and drop any rejected copy of the row."""
+    path = _write(Path(root), "boards", key, records)
+    warehouse.remove_partition(rejected_root(root), "boards", key)
+    return path
+
+
+def reject_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -> Path:
+    """Write a batch holding illegal boards to ``_rejected/boards/`` and withdraw
+    the row's published partitions (they belong to an older row version)."""
+    path = _write(rejected_root(root), "boards", key, records)
+    for dataset in ROW_DATASETS:
+        warehouse.remove_partition(Path(root), dataset, key)
+    return path
+
+
+def write_report(root: Path | str, key: tuple[int, int], record: dict) -> Path:
+    return _write(Path(root), "calibration_report", key, [record])
+
+
+def read_partition(root: Path | str, dataset: str, key: tuple[int, int]) -> list[dict]:
+    """The records of one published partition, hive keys put back in."""
+    path = warehouse.partition_path(Path(root), dataset, key)
+    if not path.exists():
+        raise FileNotFoundError(f"no published {dataset} partition for row ({key[0]},{key[1]}): {path}")
+    rows = pq.read_table(path).to_pylist()
+    for r in rows:
+        r["level_index"], r["node_depth"] = key
+    return rows
+
+
+def stored_fingerprint(root: Path | str, key: tuple[int, int]) -> str | None:
+    """The batch fingerprint the warehouse holds for a row (published boards
+    first, then a rejected batch), or None when the row was never generated."""
+    for base in (Path(root), rejected_root(root)):
+        path = warehouse.partition_path(base, "boards", key)
+        if not path.exists():
+            continue
+        try:
+            col = pq.read_table(path, columns=[FINGERPRINT_COLUMN]).column(0)
+        except (KeyError, ValueError, OSError):  # written without fingerprints (the CLI) or unreadable
+            return None
+        return str(col[0]) if len(col) else None
+    return None
+
+
+def keys_in(root: Path | str, dataset: str) -> set[tuple[int, int]]:
+    """Row keys that have a ``part.parquet`` under ``<root>/<dataset>/``."""
+    out = set()
+    for path in Path(root, dataset).glob("level_index=*/node_depth=*/part.parquet"):
+        try:
+            level = int(path.parent.parent.name.split("=", 1)[1])
+            depth = int(path.parent.name.split("=", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        out.add((level, depth))
+    return out
+
+
+def prune(root: Path | str, keep: set[tuple[int, int]]) -> list[str]:
+    """Remove every row partition (published or rejected) whose key is not in
+    ``keep``; returns what was removed as ``dataset/(L,D)`` strings."""
+    removed = []
+    places = [(Path(root), d) for d in ROW_DATASETS] + [(rejected_root(root), "boards")]
+    for base, dataset in places:
+        for key in sorted(keys_in(base, dataset) - set(keep)):
+            warehouse.remove_partition(base, dataset, key)
+            prefix = f"{REJECTED}/" if base != Path(root) else ""
+            removed.append(f"{prefix}{dataset}/({key[0]},{key[1]})")
+    return removed
+
+
+def file_digest(path: Path | str) -> str:
+    """Content hash of a published file (its data version)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def view_statements(root: Path | str) -> dict[str, str]:
+    """The views ``warehouse.refresh_views`` would create, for the datasets
+    that have files now (a view over an empty glob cannot be bound)."""
+    root = Path(root)
+    globs = {name: warehouse.glob_for(root, name) for name in warehouse.DATASETS}
+    globs["node_map_draws"] = str(root.resolve() / "node_map_draws" / "*.parquet")
+    out = {}
+    for view, sql in warehouse.VIEW_SQL.items():
+        dataset = "boards" if view == "board_metrics" else view
+        if glob.glob(globs[dataset]):
+            out[view] = sql.format(**globs)
+    return out
+
+
+@contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def refresh_views_atomic(root: Path | str) -> Path:
+    """Rebuild ``<root>/boardgen.duckdb`` (views only) in a temporary file and
+    rename it into place. Writers serialise on a lock file; readers never wait."""
+    import duckdb
+
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    db = root / warehouse.DB_NAME
+    with _locked(root / VIEWS_LOCK):
+        statements = view_statements(root)
+        tmp = root / f".{warehouse.DB_NAME}.{uuid.uuid4().hex}.tmp"
+        try:
+            con = duckdb.connect(str(tmp))
+            try:
+                for view, sql in statements.items():
+                    con.execute(f"create view {view} as {sql}")
+            finally:
+                con.close()
+            os.replace(tmp, db)
+        finally:
+            for leftover in (tmp, Path(f"{tmp}.wal")):
+                if leftover.exists():
+                    leftover.unlink()
+    return db

@@ -1,0 +1,154 @@
+"""Which partitions a table edit touches (SPEC 1 "regeneration after a table
+edit", SPEC 9; issue 3 "Regeneration after a table edit").
+
+One partition per ``board_gen`` row, keyed ``"L-D"`` (``"1-0"`` for row
+``(1,0)``). What decides a row's boards is its *batch fingerprint*: the row's
+content hash (``BoardGenTable.row_fingerprint``: every field of the row and
+the header's spawn side), the batch size N, the master seed and the metric
+version. The fingerprint a partition was built from is stored in the
+warehouse itself (the ``batch_fingerprint`` column of its ``boards`` file),
+so the plan compares *fingerprints now* (the table on disk) with
+*fingerprints stored* (what the warehouse holds) and nothing else:
+
+- a row whose fingerprint is unchanged is left alone (its files are not
+  touched, byte for byte);
+- a changed or new row is regenerated;
+- a row that left the table loses its partition and its files.
+
+Editing one row changes one fingerprint; editing the header's spawn side
+changes them all, as it should.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .solver import METRIC_VERSION
+from .tables import BoardGenTable
+
+
+def table_files(tables_dir) -> list[Path]:
+    """Every table file of a tables directory (``*.toml``, sub-folders included)."""
+    return sorted(p for p in Path(tables_dir).rglob("*.toml") if p.is_file())
+
+
+def tables_digest(tables_dir) -> tuple[str, dict[str, str]]:
+    """Content hash of the whole tables directory, and of each file in it."""
+    total = hashlib.sha256()
+    files = {}
+    for path in table_files(tables_dir):
+        rel = path.relative_to(tables_dir).as_posix()
+        files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        total.update(f"{rel}\0{files[rel]}\n".encode())
+    return total.hexdigest()[:16], files
+
+
+def partition_key(key: tuple[int, int]) -> str:
+    return f"{key[0]}-{key[1]}"
+
+
+def row_key(partition: str) -> tuple[int, int]:
+    """``"1-0"`` -> ``(1, 0)``; anything else is a ValueError."""
+    parts = partition.split("-")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"partition key {partition!r} is not L-D (e.g. 1-0)")
+    return int(parts[0]), int(parts[1])
+
+
+def batch_fingerprint(row_fingerprint: str, samples: int, master_seed: int) -> str:
+    text = f"{row_fingerprint}|n={samples}|seed={master_seed}|metric_version={METRIC_VERSION}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def fingerprints_now(table: BoardGenTable, samples: int, master_seed: int) -> dict[str, str]:
+    return {
+        partition_key(k): batch_fingerprint(table.row_fingerprint(k), samples, master_seed) for k in table.keys()
+    }
+
+
+def fingerprints_stored(root, keys) -> dict[str, str]:
+    """What the warehouse holds for each of ``keys`` (row keys or partition keys)."""
+    from .publish import stored_fingerprint
+
+    out = {}
+    for k in keys:
+        key = row_key(k) if isinstance(k, str) else k
+        fp = stored_fingerprint(root, key)
+        if fp is not None:
+            out[partition_key(key)] = fp
+    return out
+
+
+@dataclass(frozen=True)
+class RegenPlan:
+    """``add``/``remove``: partitions to register/delete; ``regenerate``: rows
+    whose stored fingerprint differs from the table's (new rows included);
+    ``keep``: rows left alone. All lists sorted by row key."""
+
+    add: list[str] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    regenerate: list[str] = field(default_factory=list)
+    keep: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.add or self.remove or self.regenerate)
+
+
+def _sorted(keys) -> list[str]:
+    return sorted(keys, key=row_key)
+
+
+def plan(now: dict[str, str], stored: dict[str, str], registered, in_flight: dict[str, str] | None = None) -> RegenPlan:
+    """Compare fingerprints now with fingerprints stored.
+
+    ``registered``: the partition keys the orchestrator knows. ``in_flight``:
+    fingerprints already requested and not yet stored (a sensor's cursor), so
+    a row is requested once per version, not on every tick while it runs."""
+    in_flight = in_flight or {}
+    registered = set(registered)
+    stale = {k for k, fp in now.items() if stored.get(k) != fp and in_flight.get(k) != fp}
+    return RegenPlan(
+        add=_sorted(set(now) - registered),
+        remove=_sorted(registered - set(now)),
+        regenerate=_sorted(stale),
+        keep=_sorted(k for k in now if stored.get(k) == now[k]),
+    )
+
+
+IN_FLIGHT_TTL_SECONDS = 900  # a request not stored after this long (a crashed run) is made again
+
+
+def load_cursor(text: str | None) -> dict:
+    """A sensor cursor: ``{"in_flight": {partition: [fingerprint, requested_at]}, "invalid": digest}``."""
+    if not text:
+        return {"in_flight": {}}
+    data = json.loads(text)
+    data.setdefault("in_flight", {})
+    return data
+
+
+def dump_cursor(cursor: dict) -> str:
+    return json.dumps(cursor, sort_keys=True, separators=(",", ":"))
+
+
+def advance(cursor_text: str | None, now: dict[str, str], stored: dict[str, str], registered,
+            clock: float, ttl: float = IN_FLIGHT_TTL_SECONDS) -> tuple[RegenPlan, str]:
+    """One evaluation of the table-edit sensor: the plan, and the next cursor.
+
+    A partition is requested once per fingerprint: while its request is in
+    flight (younger than ``ttl`` and not yet stored) it is not requested
+    again; once the warehouse stores that fingerprint it leaves the cursor."""
+    cursor = load_cursor(cursor_text)
+    cursor.pop("invalid", None)
+    live = {k: v[0] for k, v in cursor["in_flight"].items() if clock - v[1] < ttl}
+    p = plan(now, stored, registered, live)
+    in_flight = {k: v for k, v in cursor["in_flight"].items()
+                 if k in now and v[0] == now[k] and stored.get(k) != now[k] and clock - v[1] < ttl}
+    for k in p.regenerate:
+        in_flight[k] = [now[k], clock]
+    cursor["in_flight"] = in_flight
+    return p, dump_cursor(cursor)

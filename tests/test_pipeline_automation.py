@@ -1,0 +1,230 @@
+"""When the calibration runs (issue 3 "Tests"): the table-edit sensor
+regenerates exactly the edited rows (others' Parquet bytes and mtimes
+untouched), adds and removes partitions with rows; the nightly schedule asks
+for every row at 02:00; the loaded definitions are what they should be."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import dagster as dg
+import pytest
+
+from assets.automation import NIGHTLY_CRON, VALIDATE_SELECTION, nightly_calibration, table_edit_sensor
+from boardgen_pipeline import calibration, regen, warehouse
+from boardgen_pipeline.publish import REJECTED
+
+from .test_pipeline_support import (
+    QUIET,
+    copy_fixture,
+    defs_for,
+    files_state,
+    materialize_all,
+    run_partition,
+    run_validate,
+    settings_for,
+)
+
+pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
+
+
+def tick(instance, defs, settings, cursor=None):
+    """One sensor evaluation, with its partition requests applied as the daemon would."""
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs,
+                                      resources={"settings": settings})
+    result = table_edit_sensor(context)
+    if isinstance(result, dg.SkipReason):
+        return result, [], cursor
+    for req in result.dynamic_partitions_requests or []:
+        if isinstance(req, dg.AddDynamicPartitionsRequest):
+            instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+        else:
+            for key in req.partition_keys:
+                instance.delete_dynamic_partition(req.partitions_def_name, key)
+    return result, list(result.run_requests or []), result.cursor
+
+
+def execute(defs, instance, requests):
+    for req in requests:
+        if req.partition_key:
+            assert run_partition(defs, instance, req.partition_key).success
+        else:
+            assert list(req.asset_selection) == VALIDATE_SELECTION
+            assert run_validate(defs, instance).success
+
+
+def edit_row(tables, key, field, value):
+    """Change one field of one row in the copied board_gen.toml."""
+    path = tables / "board_gen.toml"
+    blocks = path.read_text().split("[[rows]]")
+    for i, block in enumerate(blocks):
+        if f"level_index = {key[0]}\n" in block and re.search(rf"node_depth = {key[1]}\b", block):
+            blocks[i] = re.sub(rf"(?m)^{field} = .*$", f"{field} = {value}", block)
+            break
+    else:
+        raise AssertionError(f"row {key} not found")
+    path.write_text("[[rows]]".join(blocks))
+
+
+def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    settings = settings_for(tables, root)
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        materialize_all(defs, instance)
+        before = files_state(root)
+        assert len(before) == 6  # boards + calibration_report for 3 rows
+
+        # nothing changed: the sensor has nothing to do
+        result, requests, cursor = tick(instance, defs, settings)
+        assert requests == [] and "3 rows unchanged" in result.skip_reason.skip_message
+
+        edit_row(tables, (1, 0), "inferability_target", 0.86)
+        result, requests, cursor = tick(instance, defs, settings, cursor)
+        assert [r.partition_key for r in requests] == ["1-0"]
+        assert requests[0].tags["boardgen/reason"] == "row changed"
+        # asked again before the run stored the new fingerprint: not requested twice
+        _, again, _ = tick(instance, defs, settings, cursor)
+        assert again == []
+
+        execute(defs, instance, requests)
+        after = files_state(root)
+        changed = {p for p in after if after[p] != before.get(p)}
+        assert changed == {"boards/level_index=1/node_depth=0/part.parquet",
+                           "calibration_report/level_index=1/node_depth=0/part.parquet"}
+        for path in before:  # untouched rows: same bytes, same mtime
+            if path not in changed:
+                assert after[path] == before[path], path
+        _, requests, cursor = tick(instance, defs, settings, cursor)
+        assert requests == []
+
+
+def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    settings = settings_for(tables, root)
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        materialize_all(defs, instance)
+        before = files_state(root)
+        path = tables / "board_gen.toml"
+        text = path.read_text()
+        block = text[text.index("[[rows]]\nlevel_index = 1\nnode_depth = 1"):text.index("[[rows]]\nlevel_index = 2")]
+        path.write_text(text + "\n" + block.replace("node_depth = 1  #", "node_depth = 2  #"))
+
+        result, requests, cursor = tick(instance, defs, settings)
+        assert [r.partition_key for r in requests] == ["1-2"]
+        assert requests[0].tags["boardgen/reason"] == "new row"
+        assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0", "1-2"]
+        execute(defs, instance, requests)
+        assert warehouse.partition_path(root, "boards", (1, 2)).exists()
+
+        # remove row (2,0): its partition and its files go, nothing else is touched
+        text = path.read_text()
+        start = text.index("[[rows]]\nlevel_index = 2")
+        end = text.index("[[rows]]", start + 1)
+        path.write_text(text[:start] + text[end:])
+        result, requests, cursor = tick(instance, defs, settings, cursor)
+        assert len(requests) == 1 and not requests[0].partition_key
+        assert "2-0" not in instance.get_dynamic_partitions("board_gen_rows")
+        execute(defs, instance, requests)
+        after = files_state(root)
+        assert not [p for p in after if "level_index=2" in p]
+        for p, state in before.items():
+            if "level_index=2" not in p:
+                assert after[p] == state, p
+
+
+def test_an_invalid_table_is_reported_once_by_the_sensor(tmp_path):
+    tables, root = copy_fixture("bad", tmp_path), tmp_path / "warehouse"
+    settings = settings_for(tables, root)
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        result, requests, cursor = tick(instance, defs, settings)
+        assert len(requests) == 1 and list(requests[0].asset_selection) == VALIDATE_SELECTION
+        result, requests, _ = tick(instance, defs, settings, cursor)
+        assert requests == [] and "table violations" in result.skip_message
+
+
+def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    settings = settings_for(tables, root)
+    defs = defs_for(tables, root)
+    assert nightly_calibration.cron_schedule == NIGHTLY_CRON == "0 2 * * *"
+    with dg.instance_for_test() as instance:
+        when = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.timezone.utc)
+        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
+                                            resources={"settings": settings},
+                                            repository_def=defs.get_repository_def())
+        data = nightly_calibration.evaluate_tick(context)
+        assert [r.partition_key for r in data.run_requests] == ["1-0", "1-1", "2-0"]
+        assert [r.run_key for r in data.run_requests] == [f"nightly-2026-12-01-{k}" for k in ("1-0", "1-1", "2-0")]
+        assert all(r.tags["boardgen/trigger"] == "nightly" for r in data.run_requests)
+        # rows new to the instance are registered so that their runs resolve
+        assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0"]
+
+    bad_tables = copy_fixture("bad", tmp_path / "bad")
+    with dg.instance_for_test() as instance:
+        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
+                                            resources={"settings": settings_for(bad_tables, root)})
+        request = nightly_calibration(context)
+        assert request.partition_key is None and list(request.asset_selection) == VALIDATE_SELECTION
+
+
+SNAPSHOT = {
+    "assets": ["boards", "calibration_report", "seed_batches", "table_files", "validated_rows"],
+    "partitioned": ["boards", "calibration_report", "seed_batches"],
+    "deps": {
+        "validated_rows": ["table_files"],
+        "seed_batches": ["validated_rows"],
+        "boards": ["seed_batches"],
+        "calibration_report": ["boards", "seed_batches"],
+    },
+    "checks": sorted(f"boards:{c}" for c in calibration.CHECKS),
+    "blocking": ["boards:a_prime_no_illegal_board"],
+    "jobs": ["calibration_job"],
+    "schedules": {"nightly_calibration": "0 2 * * *"},
+    "sensors": ["table_edit_sensor"],
+}
+
+
+def test_definitions_snapshot():
+    from assets.definitions import defs
+
+    # Loading definitions reads the current instance's defs-state storage, a context
+    # variable that instances disposed earlier in the session may have left stale.
+    with dg.instance_for_test():
+        dg.Definitions.validate_loadable(defs)
+        repo = defs.get_repository_def()
+    graph = repo.asset_graph
+    keys = sorted(k.to_user_string() for k in graph.get_all_asset_keys())
+    checks = {c for c in graph.asset_check_keys}
+    snapshot = {
+        "assets": keys,
+        "partitioned": sorted(k for k in keys if graph.get(dg.AssetKey(k)).partitions_def is not None),
+        "deps": {k: sorted(p.to_user_string() for p in graph.get(dg.AssetKey(k)).parent_keys)
+                 for k in keys if graph.get(dg.AssetKey(k)).parent_keys},
+        "checks": sorted(f"{c.asset_key.to_user_string()}:{c.name}" for c in checks),
+        "blocking": sorted(f"{c.asset_key.to_user_string()}:{c.name}" for c in checks
+                           if graph.get_check_spec(c).blocking),
+        "jobs": sorted(j.name for j in repo.get_all_jobs() if not j.name.startswith("__")),
+        "schedules": {s.name: s.cron_schedule for s in repo.schedule_defs},
+        "sensors": sorted(s.name for s in repo.sensor_defs),
+    }
+    assert snapshot == SNAPSHOT
+    for c in checks:  # per-partition checks: the spec carries the asset's partitions
+        assert graph.get_check_spec(c).partitions_def == graph.get(c.asset_key).partitions_def
+    assert {graph.get(dg.AssetKey(k)).partitions_def.name for k in SNAPSHOT["partitioned"]} == {"board_gen_rows"}
+
+
+def test_rejected_rows_count_as_stored_so_the_sensor_does_not_loop(tmp_path):
+    tables, root = copy_fixture("illegal", tmp_path), tmp_path / "warehouse"
+    settings = settings_for(tables, root)
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        materialize_all(defs, instance)
+        assert (root / REJECTED).exists()
+        now = regen.fingerprints_now(settings.load_table(), settings.samples, 0)
+        assert regen.fingerprints_stored(root, now) == now
+        _, requests, _ = tick(instance, defs, settings)
+        assert requests == []

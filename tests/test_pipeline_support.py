@@ -1,0 +1,114 @@
+"""Helpers shared by the pipeline tests (tests/test_pipeline_*.py): fixture
+tables copied to a temporary tables directory, the Definitions pointed at a
+temporary warehouse, and running the calibration job the way the nightly
+does (one validate-only run, then one run per row partition). No tests here."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+import pyarrow.parquet as pq
+
+from assets.automation import CALIBRATION_JOB, VALIDATE_SELECTION
+from assets.definitions import build_definitions
+from assets.partitions import board_rows
+from assets.resources import BoardgenSettings
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pipeline"
+N = 8  # boards per row in the tests: small and fast
+
+# Dagster flags the preview/beta APIs the code location uses (partitioned check
+# specs, observable source assets); the tests do not need to hear it every time.
+QUIET = [
+    "ignore::dagster.PreviewWarning",
+    "ignore::dagster.BetaWarning",
+]
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    tables = dest / "tables"
+    shutil.copytree(FIXTURES / name, tables)
+    return tables
+
+
+def settings_for(tables: Path, root: Path, samples: int = N) -> BoardgenSettings:
+    return BoardgenSettings(tables_dir=str(tables), warehouse_root=str(root), samples=samples, master_seed=0)
+
+
+def defs_for(tables: Path, root: Path, samples: int = N) -> dg.Definitions:
+    return build_definitions(settings_for(tables, root, samples))
+
+
+def job(defs: dg.Definitions) -> dg.JobDefinition:
+    return defs.resolve_job_def(CALIBRATION_JOB)
+
+
+def run_validate(defs, instance):
+    return job(defs).execute_in_process(instance=instance, asset_selection=VALIDATE_SELECTION,
+                                        raise_on_error=False)
+
+
+def run_partition(defs, instance, partition: str):
+    return job(defs).execute_in_process(instance=instance, partition_key=partition, raise_on_error=False)
+
+
+def materialize_all(defs, instance) -> dict:
+    """What ``python -m assets.nightly`` does, in process: validate, then every partition."""
+    validate = run_validate(defs, instance)
+    assert validate.success, "validation run failed"
+    keys = instance.get_dynamic_partitions(board_rows.name)
+    return {k: run_partition(defs, instance, k) for k in keys}
+
+
+def checks_of(result) -> dict:
+    """``{check_name: AssetCheckEvaluation}`` of one run."""
+    return {c.check_name: c for c in result.get_asset_check_evaluations()}
+
+
+def meta(evaluation) -> dict:
+    """Plain metadata values of a check evaluation or materialization."""
+    return {k: getattr(v, "value", v) for k, v in evaluation.metadata.items()}
+
+
+def materialized(result) -> set[str]:
+    return {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+
+
+def step_failures(result) -> dict:
+    return {e.step_key: e.step_failure_data for e in result.all_events if e.event_type_value == "STEP_FAILURE"}
+
+
+def files_state(root: Path) -> dict:
+    """``{relative path: (sha256, mtime_ns)}`` of every Parquet file under ``root``."""
+    out = {}
+    for path in sorted(Path(root).rglob("*.parquet")):
+        out[str(path.relative_to(root))] = (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+    return out
+
+
+def parquet_records(path: Path) -> list[dict]:
+    return pq.read_table(path).to_pylist()
+
+
+def expected_figures(records: list[dict], target: float) -> dict:
+    """The numbers the checks must report, computed here from the Parquet
+    records on their own (not through ``batch.evaluate_row``)."""
+    t = Fraction(str(target))
+    below = [r["scope"] for r in records
+             if Fraction(r["revealed"], r["safe_count"]) < t or Fraction(r["revealed_core"], r["safe_core"]) < t]
+    infer = np.array([r["inferability"] for r in records], dtype=float)
+    exits = Counter(r["exit"] for r in records)
+    return {
+        "below": below,
+        "illegal": [r["scope"] for r in records if r["illegal"]],
+        "p10": float(np.percentile(infer, 10)),
+        "p50": float(np.percentile(infer, 50)),
+        "p90": float(np.percentile(infer, 90)),
+        "exits": {e: exits.get(e, 0) for e in ("passed", "best_legal", "least_bad")},
+    }
