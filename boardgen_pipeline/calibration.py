@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import pictures
+from . import advisor, charts, pictures
 from .batch import FOG_PLACEMENT_FLOOR, RowReport, batch_scopes, evaluate_row, run_row
 from .regen import batch_fingerprint, partition_key
 from .tables import BoardGenRow, BoardGenTable, Header
@@ -172,6 +172,12 @@ def check_outcomes(batch: SeedBatch, records: list[dict], report: RowReport | No
     common = _common(report)
     worst = by_scope.get(report.worst_scope)
     histogram = pictures.inferability_histogram(records, report.target)
+    histogram_png = charts.png_markdown(
+        charts.inferability_histogram_png([r["inferability"] for r in records], report.target,
+                                          f"row {batch.row.key_text}: {report.samples} boards, "
+                                          f"{len(report.below_target_scopes)} below target"), "inferability histogram")
+    advice = row_advice(batch, records, report)
+    advice_meta = {k: v for k, v in advice.as_dict().items() if k not in ("level_index", "node_depth")}
 
     below = report.below_target_scopes
     a = CheckOutcome(
@@ -190,10 +196,14 @@ def check_outcomes(batch: SeedBatch, records: list[dict], report: RowReport | No
             "worst_scope": report.worst_scope,
             "worst_inferability": [worst["revealed"], worst["safe_count"]] if worst else None,
         },
-        pictures={"inferability_histogram": histogram},
+        pictures={"inferability_histogram": histogram, "inferability_chart": histogram_png},
     )
+    a.metadata.update(advice_meta)
+    a.pictures["advice"] = advice.text()
     if worst is not None:
         a.pictures["worst_board"] = pictures.draw_board(worst, batch.spawn_side)
+        a.pictures["worst_board_picture"] = charts.png_markdown(
+            charts.board_png(worst["layout"], batch.spawn_side), "worst board")
 
     a2 = CheckOutcome(
         name=CHECK_A2,
@@ -225,8 +235,10 @@ def check_outcomes(batch: SeedBatch, records: list[dict], report: RowReport | No
             "min_safe_rejected": sum(r.get("min_safe_rejected", 0) for r in records),
             "published": not illegal,
         },
-        pictures={"inferability_histogram": histogram},
+        pictures={"inferability_histogram": histogram, "inferability_chart": histogram_png},
     )
+    a1.metadata.update(advice_meta)
+    a1.pictures["advice"] = advice.text()
     if illegal:
         a1.pictures["first_illegal_board"] = pictures.draw_board(by_scope[illegal[0]], batch.spawn_side,
                                                                  title="first illegal board")
@@ -274,10 +286,26 @@ def check_outcomes(batch: SeedBatch, records: list[dict], report: RowReport | No
     return [a, a2, a1, b, b1, e]
 
 
-def report_record(batch: SeedBatch, report: RowReport) -> dict:
-    """Report C and diagnostics D of one row, with the fingerprints it came from."""
+def row_advice(batch: SeedBatch, records: list[dict], report: RowReport) -> advisor.Advice:
+    """The advisor's reading of a row (issue 8): measured pass rate and its
+    interval always; the searches only for rows failing A or A' or passing
+    with little margin. Probes scale with the batch (tests use small N)."""
+    failing = not (report.assertion_a and report.assertion_a1)
+    probes = min(advisor.DEFAULT_PROBES, max(32, batch.samples))
+    return advisor.advise(batch.row, batch.spawn_side, records, failing=failing, samples=probes,
+                          master_seed=batch.master_seed)
+
+
+def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | None = None) -> dict:
+    """Report C and diagnostics D of one row, with the fingerprints it came from
+    (and the advisor's figures when the records are given)."""
+    extra = {}
+    if records is not None:
+        extra = {k: v for k, v in row_advice(batch, records, report).as_dict().items()
+                 if k not in ("level_index", "node_depth")}
     return {
         **report.as_dict(),
+        **extra,
         "cap_rejections": report.cap_rejections,
         "boss_row": batch.boss,
         "monotone_warnings": len(batch.monotone_findings),
@@ -359,6 +387,6 @@ def write_row_report(root, batch: SeedBatch) -> tuple[dict, str]:
     if fps != {batch.batch_fingerprint}:
         raise ValueError(f"published boards of row {batch.row.key_text} were made from batch {sorted(map(str, fps))}, "
                          f"not {batch.batch_fingerprint}: regenerate the boards first")
-    record = report_record(batch, evaluate_row(batch.row, records))
+    record = report_record(batch, evaluate_row(batch.row, records), records)
     path = publish.write_report(root, batch.key, record)
     return record, str(path)

@@ -148,6 +148,12 @@ def test_a_row_that_cannot_meet_its_target_fails_a_on_that_partition_only(tmp_pa
     assert meta(a)["below_target"] == meta(a)["failing_scopes_total"] == len(want["below"])
     assert meta(a)["exit_best_legal"] == want["exits"]["best_legal"] > 0
     assert " !" in meta(a)["inferability_histogram"]  # bins below target flagged
+    # issue 8: the advisor's reading and real pictures ride along with the check
+    assert meta(a)["advice_status"] == "fails"
+    assert 0 <= meta(a)["pass_rate_ci_low"] <= meta(a)["pass_rate_per_attempt"] <= meta(a)["pass_rate_ci_high"]
+    assert meta(a)["advice"].startswith("row (1,1): fails")
+    assert meta(a)["inferability_chart"].startswith("![inferability histogram](data:image/png;base64,")
+    assert meta(a)["worst_board_picture"].startswith("![worst board](data:image/png;base64,")
     # A is not blocking: the batch is published and the report written
     assert all(bad[c].passed for c in calibration.CHECKS if c != calibration.CHECK_A)
     assert results["1-1"].success and materialized(results["1-1"]) == ALL_ASSETS
@@ -165,6 +171,8 @@ def test_an_illegal_row_is_blocked_and_never_published(tmp_path):
     assert not a1.passed and a1.blocking
     assert meta(a1)["illegal"] == N and meta(a1)["published"] is False
     assert meta(a1)["r0_cap_rejected"] > 0 and "first illegal board" in meta(a1)["first_illegal_board"]
+    assert meta(a1)["advice_status"] == "fails" and meta(a1)["pass_rate_per_attempt"] == 0
+    assert "smallest r0_max_cap that passes" in meta(a1)["advice"]
     # the blocking failure stops the run: the report is never computed from these boards
     assert not bad.success
     assert "boards" in step_failures(bad)
