@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine with only python3:
 #   make run   - the nightly calibration into warehouse/ (prints where to look)
-#   make test  - the test suite (what .ci/run runs)
+#   make test  - the test suite (what .ci/run runs); installs Debian's Chromium for the
+#                browser test when missing and run as root (scripts/ensure_chromium.sh)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
@@ -18,6 +19,7 @@ run: $(STAMP)
 	$(PY) -m assets.nightly
 
 test: $(STAMP)
+	bash scripts/ensure_chromium.sh
 	$(PY) -m pytest
 
 ui: $(STAMP)

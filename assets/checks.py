@@ -16,7 +16,9 @@ result belongs to one row's partition.
 - E   ``e_monotone_in_depth``       warning (advisory)
 
 The logic is ``boardgen_pipeline.calibration.check_outcomes``; this module only
-turns its plain outcomes into Dagster results.
+turns its plain outcomes into Dagster results. The overlay, node-map and
+strata checks use the same two helpers (``check_specs``, ``to_check_result``)
+over ``overlay_batch``, ``nodemap_batch`` and ``strata``.
 """
 
 
@@ -41,17 +43,19 @@ DESCRIPTIONS = {
 BLOCKING = {calibration.CHECK_A1}
 
 
-def board_check_specs(asset_key: str = "boards") -> list[dg.AssetCheckSpec]:
+def check_specs(asset_key: str, names, descriptions: dict, blocking=(), partitions_def=None
+                ) -> list[dg.AssetCheckSpec]:
+    """One spec per check name; ``partitions_def`` is the asset's (per-partition
+    checks, SPEC 10) or None for an unpartitioned asset."""
     return [
-        dg.AssetCheckSpec(
-            name,
-            asset=asset_key,
-            description=DESCRIPTIONS[name],
-            blocking=name in BLOCKING,
-            partitions_def=board_rows,
-        )
-        for name in calibration.CHECKS
+        dg.AssetCheckSpec(name, asset=asset_key, description=descriptions[name], blocking=name in blocking,
+                          partitions_def=partitions_def)
+        for name in names
     ]
+
+
+def board_check_specs(asset_key: str = "boards") -> list[dg.AssetCheckSpec]:
+    return check_specs(asset_key, calibration.CHECKS, DESCRIPTIONS, BLOCKING, board_rows)
 
 
 def _metadata_value(value):

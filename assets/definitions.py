@@ -10,13 +10,18 @@ import dagster as dg
 
 from .automation import CALIBRATION_JOB, calibration_job, nightly_calibration, table_edit_sensor
 from .boards import boards, seed_batches
+from .nodemaps import node_map_draws
+from .overlays import variant_overlays
 from .report import calibration_report
 from .resources import BoardgenSettings, settings_from_env
+from .strata import calibration_strata
 from .tables import table_files, validated_rows
 
-# Seam: the variant_overlays and node_map_draws assets join this list (SPEC 9 order:
-# boards -> variant overlays -> node-map draws -> calibration report).
-ASSETS = [table_files, validated_rows, seed_batches, boards, calibration_report]
+# SPEC 9 order. Per row partition: boards -> variant overlays -> calibration report.
+# Not per row: the node-map draws (after the validated pools) and the stratified
+# figures, which need every row's report and the draws.
+ASSETS = [table_files, validated_rows, seed_batches, boards, variant_overlays, calibration_report,
+          node_map_draws, calibration_strata]
 
 
 def build_definitions(settings: BoardgenSettings | None = None) -> dg.Definitions:

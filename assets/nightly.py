@@ -8,12 +8,17 @@
 2. runs ``calibration_job`` on the table assets only: observe the table
    files, validate them (a bad table stops here with the ``boardgen validate``
    message, exit 1, nothing written), register one partition per row;
-3. runs ``calibration_job`` once per row partition, ``W`` runs at a time
-   (default: 2, the cores of this machine) in worker processes; every run is
-   a persisted Dagster run (``execute_job`` against the instance), visible in
-   the UI afterwards with its check results;
-4. prints the per-row summary and every check result read back from the
-   instance, the timing split, and where to look next.
+3. runs ``calibration_job`` once per row partition (boards, variant overlays,
+   report: ``ROW_SELECTION``), ``W`` runs at a time (default: 2, the cores of
+   this machine) in worker processes; every run is a persisted Dagster run
+   (``execute_job`` against the instance), visible in the UI afterwards with
+   its check results;
+4. runs ``calibration_job`` once more without a partition
+   (``POOLS_SELECTION``): the node-map draws and the stratified figures,
+   which read every row's report;
+5. prints the per-row summary, a line per check group (overlays, node maps,
+   strata) and every failed check read back from the instance, the timing
+   split, and where to look next.
 
 Exit codes: 0 all checks hold (E warnings allowed); 1 the table is invalid;
 3 a check of error severity failed; 4 a run failed for another reason.
@@ -50,6 +55,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--warehouse", help="warehouse root (default: $BOARDGEN_WAREHOUSE or the repo's warehouse/)")
     p.add_argument("--samples", type=int, help="boards per row (default: $BOARDGEN_SAMPLES or 256)")
     p.add_argument("--master-seed", type=int, help="master seed (default: $BOARDGEN_MASTER_SEED or 0)")
+    p.add_argument("--adventures", type=int,
+                   help="adventures the node-map draws simulate (default: $BOARDGEN_NODE_MAP_ADVENTURES or 2000)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="partition runs at a time (default: min(2, cores))")
     p.add_argument("--dagster-home", help="Dagster instance folder (default: $DAGSTER_HOME or <repo>/.dagster_home)")
@@ -62,7 +69,8 @@ def _configure_env(args) -> None:
         os.environ["BOARDGEN_TABLES"] = args.tables
     if args.warehouse:
         os.environ["BOARDGEN_WAREHOUSE"] = str(Path(args.warehouse).resolve())
-    for value, name in ((args.samples, "BOARDGEN_SAMPLES"), (args.master_seed, "BOARDGEN_MASTER_SEED")):
+    for value, name in ((args.samples, "BOARDGEN_SAMPLES"), (args.master_seed, "BOARDGEN_MASTER_SEED"),
+                        (args.adventures, "BOARDGEN_NODE_MAP_ADVENTURES")):
         if value is not None:
             os.environ[name] = str(value)
 
@@ -113,9 +121,11 @@ def _ready(_: int) -> int:
 
 
 def _run_partition(partition: str, tags: dict) -> tuple[str, str, bool]:
+    from assets.automation import ROW_SELECTION
+
     if not _WORKER:
         _worker_init()
-    result = _execute(_WORKER["job"], _WORKER["instance"], tags, partition)
+    result = _execute(_WORKER["job"], _WORKER["instance"], tags, partition, asset_selection=ROW_SELECTION)
     return partition, result.run_id, result.success
 
 
@@ -150,8 +160,8 @@ def collect(instance, run_id: str) -> dict:
     out = {"boards": None, "checks": {}, "steps_failed": [], "generation_seconds": 0.0}
     for ev in _events(instance, run_id, DagsterEventType.ASSET_MATERIALIZATION):
         mat = ev.event_specific_data.materialization
+        out[mat.asset_key.to_user_string()] = {k: _plain(v) for k, v in mat.metadata.items()}
         if mat.asset_key.path == ["boards"]:
-            out["boards"] = {k: _plain(v) for k, v in mat.metadata.items()}
             out["generation_seconds"] = float(out["boards"].get("generation_seconds", 0.0))
     for ev in _events(instance, run_id, DagsterEventType.ASSET_CHECK_EVALUATION):
         check = ev.event_specific_data
@@ -160,6 +170,8 @@ def collect(instance, run_id: str) -> dict:
             "severity": check.severity.value,
             "description": check.description,
             "partition": check.partition,
+            "metadata": {k: _plain(v) for k, v in (check.metadata or {}).items()
+                         if not isinstance(_plain(v), str) or len(_plain(v)) < 200},
         }
     out["steps_failed"] = [ev.step_key for ev in _events(instance, run_id, DagsterEventType.STEP_FAILURE)]
     out["failure"] = _failure_text(instance, run_id) if out["steps_failed"] else ""
@@ -190,16 +202,71 @@ def _run_partitions(keys: list[str], tags: dict, workers: int) -> tuple[list, fl
     return results, t_start, time.perf_counter() - t0
 
 
-def _summary(console, results, rows: dict, samples: int, workers: int) -> tuple[list, list, list]:
-    """Print the per-row table; return failed checks, warnings and failed runs."""
+def _group_line(label: str, checks: dict, names, short: dict, detail: str = "") -> str:
+    """One line for a check group: each check's short name with ok/FAIL/warn
+    (counted over the runs that evaluated it)."""
+    parts = []
+    for name in names:
+        results = [c for c in checks if c[0] == name]
+        if not results:
+            parts.append(f"{short[name]} -")
+            continue
+        bad = [c for c in results if not c[1]["passed"]]
+        warn = bad and all(c[1]["severity"] == "WARN" for c in bad)
+        mark = "[green]ok[/]" if not bad else ("[yellow]warn[/]" if warn else "[red]FAIL[/]")
+        count = f" ({len(results) - len(bad)}/{len(results)})" if len(results) > 1 else ""
+        parts.append(f"{short[name]} {mark}{count}")
+    return f"{label}: " + ", ".join(parts) + (f"; {detail}" if detail else "")
+
+
+def _groups(console, rows: dict, pools: dict | None) -> None:
+    """A line per check group beyond the F4 table: overlays (per row), node
+    maps and strata (the pools run), with the numbers that matter."""
+    from boardgen_pipeline import nodemap_batch, overlay_batch, strata
+
+    overlay = [(n, c) for info in rows.values() for n, c in info["checks"].items() if n in overlay_batch.CHECKS]
+    cells = sum(int((info.get("variant_overlays") or {}).get("variant_cells", 0)) for info in rows.values())
+    whole = sum(int((info.get("variant_overlays") or {}).get("whole_board_boards", 0)) for info in rows.values())
+    short = {overlay_batch.CHECK_DOMAIN: "cells safe/outside R0", overlay_batch.CHECK_PACKS: "packs",
+             overlay_batch.CHECK_ONE_TYPE: "one type", overlay_batch.CHECK_BOSS: "Boss rule",
+             overlay_batch.CHECK_SKEW: "skew"}
+    console.print(_group_line("overlay checks", overlay, overlay_batch.CHECKS, short,
+                              f"{cells} variant cells, {whole} whole-board boards"))
+    if pools is None:
+        console.print("node-map checks: - (pools run not started)")
+        return
+    checks = [(n, c) for n, c in pools["checks"].items()]
+    uniform = pools["checks"].get(nodemap_batch.CHECK_UNIFORM, {}).get("metadata", {})
+    stats = uniform.get("statistics") or {}
+    detail = ", ".join(f"L{lv} chi2 {stats[lv]:.2f} p {uniform['p_values'][lv]:.3f}" for lv in sorted(stats))
+    draws = pools.get("node_map_draws") or {}
+    short = {nodemap_batch.CHECK_TEMPLATES: "templates valid", nodemap_batch.CHECK_DETERMINISTIC: "deterministic",
+             nodemap_batch.CHECK_UNIFORM: "uniform", nodemap_batch.CHECK_PROCEDURAL: "step-3 maps valid"}
+    console.print(_group_line("node-map checks", checks, nodemap_batch.CHECKS, short,
+                              f"{draws.get('adventures', 0)} adventures x 2 branches"
+                              + (f"; {detail} (dof {next(iter((uniform.get('dof') or {}).values()), '-')})"
+                                 if detail else "")))
+    st = pools.get("calibration_strata") or {}
+    p50 = st.get("pool_p50") or {}
+    console.print(_group_line("strata", checks, (strata.CHECK_COMPLETE,), {strata.CHECK_COMPLETE: "complete"},
+                              f"{st.get('templates', 0)} templates, pool p50 "
+                              + (", ".join(f"L{lv} {v:.3f}" if v is not None else f"L{lv} -"
+                                           for lv, v in sorted(p50.items())) or "-")))
+
+
+def _summary(console, results, rows: dict, samples: int, workers: int,
+             pools: tuple | None = None) -> tuple[list, list, list]:
+    """Print the per-row table and the group lines; return failed checks,
+    warnings and failed runs. ``pools``: (run id, success, collected) of the
+    pools run, if it ran."""
     from rich.table import Table
 
-    from boardgen_pipeline import calibration
+    from boardgen_pipeline import calibration, overlay_batch
 
     out = Table(title=f"F4 calibration through Dagster: {len(results)} rows x {samples} boards, "
                       f"{workers} worker(s)")
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad", "retry",
-                "A", "A''", "A'", "B/B'", "E", "published", "gen s"):
+                "A", "A''", "A'", "B/B'", "E", "overlays", "published", "gen s"):
         out.add_column(col, justify="right")
     ok = {True: "[green]ok[/]", False: "[red]FAIL[/]"}
     warn = {True: "[green]ok[/]", False: "[yellow]warn[/]"}
@@ -210,6 +277,8 @@ def _summary(console, results, rows: dict, samples: int, workers: int) -> tuple[
 
         def status(name, marks=ok):
             return marks[checks[name]["passed"]] if name in checks else "-"
+
+        overlay = [checks[n]["passed"] for n in overlay_batch.CHECKS if n in checks]
 
         for name, c in checks.items():
             if not c["passed"]:
@@ -222,10 +291,20 @@ def _summary(console, results, rows: dict, samples: int, workers: int) -> tuple[
             str(b.get("exit_least_bad", "-")), f"{b.get('retry_rate', 0):.2f}",
             status(calibration.CHECK_A), status(calibration.CHECK_A2), status(calibration.CHECK_A1),
             f"{status(calibration.CHECK_B)}/{status(calibration.CHECK_B1)}", status(calibration.CHECK_E, warn),
+            ok[all(overlay)] if overlay else "-",
             {True: "yes", False: "[red]no[/]"}.get(b.get("published"), "-"), f"{info['generation_seconds']:.2f}",
         )
     console.print(out)
-    n_checks = sum(len(i["checks"]) for i in rows.values())
+    pools_info = None
+    if pools is not None:
+        run_id, success, pools_info = pools
+        for name, c in pools_info["checks"].items():
+            if not c["passed"]:
+                (warnings if c["severity"] == "WARN" else failed_checks).append(("pools", name, c["description"]))
+        if not success and not any(k == "pools" for k, _, _ in failed_checks):
+            failed_runs.append(("pools", run_id, pools_info["failure"]))
+    _groups(console, rows, pools_info)
+    n_checks = sum(len(i["checks"]) for i in rows.values()) + (len(pools_info["checks"]) if pools_info else 0)
     console.print(f"checks: {n_checks} evaluated, {len(failed_checks)} failed, {len(warnings)} warning(s)")
     for key, name, text in failed_checks:
         console.print(f"  [red]FAIL[/] {key} {name}: {text}")
@@ -257,7 +336,7 @@ def main(argv=None) -> int:
     from rich.console import Console
 
     from assets import definitions
-    from assets.automation import TRIGGER_TAG, VALIDATE_SELECTION
+    from assets.automation import POOLS_SELECTION, TRIGGER_TAG, VALIDATE_SELECTION
     from assets.partitions import board_rows
     from assets.resources import settings_from_env
     from boardgen_pipeline import publish, regen
@@ -268,8 +347,8 @@ def main(argv=None) -> int:
 
     with dg.DagsterInstance.get() as instance:
         t0 = time.perf_counter()
-        validate = _execute(dg.reconstructable(definitions.calibration_job_def), instance, tags,
-                            asset_selection=VALIDATE_SELECTION)
+        job = dg.reconstructable(definitions.calibration_job_def)
+        validate = _execute(job, instance, tags, asset_selection=VALIDATE_SELECTION)
         t_validate = time.perf_counter() - t0
         if not validate.success:
             print(_failure_text(instance, validate.run_id), file=sys.stderr)
@@ -278,16 +357,20 @@ def main(argv=None) -> int:
         keys = sorted(instance.get_dynamic_partitions(board_rows.name), key=regen.row_key)
         workers = max(1, min(args.workers, len(keys)))
         results, t_start, t_runs = _run_partitions(keys, tags, workers)
+        t0 = time.perf_counter()  # after every row's report: node-map draws and stratified figures
+        pools_run = _execute(job, instance, tags, asset_selection=POOLS_SELECTION)
+        t_pools = time.perf_counter() - t0
         db = publish.refresh_views_atomic(settings.root)
         rows = {k: collect(instance, run_id) for k, run_id, _ in results}
+        pools = (pools_run.run_id, pools_run.success, collect(instance, pools_run.run_id))
     wall = time.perf_counter() - wall0
 
-    failed_checks, _, failed_runs = _summary(console, results, rows, settings.samples, workers)
+    failed_checks, _, failed_runs = _summary(console, results, rows, settings.samples, workers, pools)
     generation = sum(i["generation_seconds"] for i in rows.values())
     console.print(
-        f"wall {wall:.1f} s: set-up + summary {wall - t_validate - t_start - t_runs:.1f} s, validate run "
+        f"wall {wall:.1f} s: set-up + summary {wall - t_validate - t_start - t_runs - t_pools:.1f} s, validate run "
         f"{t_validate:.1f} s, worker start-up {t_start:.1f} s, {len(keys)} partition runs {t_runs:.1f} s "
-        f"on {workers} worker(s)"
+        f"on {workers} worker(s), node-map/strata run {t_pools:.1f} s"
     )
     console.print(
         f"  board generation {generation:.2f} s summed over rows (~{generation / workers:.2f} s of wall on "
@@ -297,7 +380,8 @@ def main(argv=None) -> int:
     console.print(f"warehouse: {settings.root}   Dagster home: {home}")
     console.print("open the UI:   make ui   (http://127.0.0.1:3000 -> Assets, group 'calibration'; "
                   f"runs tagged {TRIGGER_TAG}={TRIGGER})")
-    console.print(f'query DuckDB:  duckdb {_shown(db)} "select * from calibration_report"')
+    console.print(f'query DuckDB:  duckdb {_shown(db)} "select * from calibration_report"   (also: variant_overlays, '
+                  'node_map_draws, calibration_strata)')
     console.print(f"          or:  {_shown(sys.executable)} -c \"import duckdb; print(duckdb.connect("
                   f"'{_shown(db)}', read_only=True).sql('select * from calibration_report'))\"")
     if failed_checks:

@@ -1,8 +1,9 @@
 """Report C and diagnostics D per row, read back from the published boards and
 written to ``<warehouse>/calibration_report/`` (SPEC 7, 9; issue 3).
 
-Seam: the variant-overlay and node-map-draw assets come between ``boards`` and
-this report (SPEC 9 order); they add themselves to ``deps`` here.
+SPEC 9 order: ``boards`` -> ``variant_overlays`` -> this report, per row; the
+node-map draws and the stratified figures (``assets.nodemaps``,
+``assets.strata``) need every row's report and follow it, unpartitioned.
 """
 
 
@@ -11,6 +12,7 @@ import dagster as dg
 from boardgen_pipeline import calibration, publish
 
 from .boards import boards
+from .overlays import variant_overlays
 from .partitions import board_rows
 from .resources import BoardgenSettings
 from .tables import GROUP
@@ -19,7 +21,7 @@ from .tables import GROUP
 @dg.asset(
     group_name=GROUP,
     partitions_def=board_rows,
-    deps=[boards],
+    deps=[boards, variant_overlays],
     description="Report C (p10/p50/p90) and diagnostics D (retry rate, exits, cap rejections) of the row.",
 )
 def calibration_report(settings: BoardgenSettings, seed_batches: calibration.SeedBatch) -> dg.MaterializeResult:

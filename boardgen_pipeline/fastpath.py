@@ -68,6 +68,31 @@ def _widen_table():
 WIDEN = _widen_table()
 
 
+def _partner_table():
+    """For a 9-bit neighbourhood mask: the offsets (ox, oy) of every centre
+    within Chebyshev 1 of one of its cells, i.e. every numbered cell whose
+    constraint can share a cell with it (encoded (ox+2) + 5*(oy+2)). Subset
+    partners are only ever among these."""
+    offs = np.zeros((512, 24), dtype=np.int8)
+    count = np.zeros(512, dtype=np.int8)
+    for m in range(512):
+        seen = set()
+        for b in range(9):
+            if m >> b & 1:
+                cx, cy = b % 3 - 1, b // 3 - 1
+                for oy in range(cy - 1, cy + 2):
+                    for ox in range(cx - 1, cx + 2):
+                        if (ox, oy) != (0, 0):
+                            seen.add((oy, ox))
+        for i, (oy, ox) in enumerate(sorted(seen)):
+            offs[m, i] = (ox + 2) + 5 * (oy + 2)
+        count[m] = len(seen)
+    return offs, count
+
+
+PARTNERS, PARTNER_COUNT = _partner_table()
+
+
 @njit(cache=True, error_model="numpy")
 def place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius):
     """Place-then-shave (SPEC 2.2): N distinct cells of ``cand`` by partial
@@ -157,17 +182,19 @@ def unreachable_safe(mines, nb, nbn, centre, safe, seen, queue):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _touch(c, rev, num, fog, W, H, stack, sp, inq):
-    """Queue every revealed numbered cell within distance 1 of ``c`` (and
-    ``c`` itself): their constraints just changed."""
+    """Every revealed numbered cell within distance 1 of ``c`` (and ``c``
+    itself) has a changed constraint: mark it stale (bit 2) and queue it
+    (bit 1) unless it is queued already."""
     x = c % W
     y = c // W
     for yy in range(max(0, y - 1), min(H, y + 2)):
         for xx in range(max(0, x - 1), min(W, x + 2)):
             n = yy * W + xx
-            if rev[n] == 1 and num[n] > 0 and fog[n] == 0 and inq[n] == 0:
-                inq[n] = 1
-                stack[sp] = n
-                sp += 1
+            if rev[n] == 1 and num[n] > 0 and fog[n] == 0:
+                if inq[n] & 1 == 0:
+                    stack[sp] = n
+                    sp += 1
+                inq[n] |= 3
     return sp
 
 
@@ -222,6 +249,18 @@ def _constraint(c, rev, known, num, W, H):
     return mask, m, cnt
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _cached(c, rev, known, num, W, H, inq, cmask, cm, ccnt):
+    """The constraint of ``c``, recomputed only when stale."""
+    if inq[c] & 2:
+        ma, m, cnt = _constraint(c, rev, known, num, W, H)
+        cmask[c] = ma
+        cm[c] = m
+        ccnt[c] = cnt
+        inq[c] &= 1
+    return cmask[c], cm[c], ccnt[c]
+
+
 @njit(cache=True, error_model="numpy")
 def _apply(diff, safe, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq):
     """Apply a deduction to the cells of a 49-bit window mask centred on
@@ -238,19 +277,65 @@ def _apply(diff, safe, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp,
 
 
 @njit(cache=True, error_model="numpy")
-def closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, stack, inq, fq):
+def _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, partners, pcount,
+                 stack, sp, inq, fq, cmask, cm, ccnt):
+    """The subset rule between constraint ``c`` and every constraint that
+    shares a cell with it, in both directions."""
+    x = c % W
+    y = c // W
+    wa = widen[ma]
+    for k in range(pcount[ma]):
+        code = partners[ma, k]
+        ox = code % 5 - 2
+        oy = code // 5 - 2
+        xx = x + ox
+        yy = y + oy
+        if xx < 0 or xx >= W or yy < 0 or yy >= H:
+            continue
+        b = yy * W + xx
+        if rev[b] == 0 or num[b] == 0 or fog[b] == 1:
+            continue
+        mb, m2, cnt2 = _cached(b, rev, known, num, W, H, inq, cmask, cm, ccnt)
+        if cnt2 == 0 or cnt2 == cnt:
+            continue  # equal sizes: neither can be a proper subset
+        s = oy * 7 + ox
+        wb = widen[mb]
+        if s >= 0:
+            wb = wb << uint64(s)
+        else:
+            wb = wb >> uint64(-s)
+        if cnt < cnt2 and (wa & ~wb) == 0:
+            dm = m2 - m  # A inside B: B - A holds m_B - m_A mines
+            if dm == 0 or dm == cnt2 - cnt:
+                sp = _apply(wb & ~wa, dm == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+        elif cnt2 < cnt and (wb & ~wa) == 0:
+            dm = m - m2  # B inside A
+            if dm == 0 or dm == cnt - cnt2:
+                sp = _apply(wa & ~wb, dm == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+    return sp
+
+
+@njit(cache=True, error_model="numpy")
+def closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, partners, pcount,
+            stack, inq, fq, pend, cmask, cm, ccnt):
     """Grow ``rev`` (revealed) and ``known`` (proven mines) to the least fixed
     point of chain + single (+ subset) + fog meta-knowledge.
 
     A worklist of numbered cells whose constraint may have changed: a cell is
     queued when a neighbour is opened or proven a mine. Deductions apply at
     once; every fact used is true of the board, so applying them early never
-    changes the fixed point (seed 001 F1 note 5: the closure is order-free),
-    and the loop ends only when no queued constraint yields anything."""
+    changes the fixed point (seed 001 F1 note 5: the closure is order-free).
+    The single rule drains first; a constraint it cannot settle waits in a
+    second list for the (dearer) subset scan, which runs only when no single
+    deduction is left, so a constraint is not scanned again and again while a
+    cascade is still changing it. Flags in ``inq``: 1 queued, 2 stale cache,
+    4 waiting for the subset scan. The loop ends when both lists are empty:
+    every constraint has had both rules applied since its last change."""
     NC = W * H
     sp = 0
+    pp = 0
     for c in range(NC):
-        inq[c] = 0
+        inq[c] = 2  # every cached constraint starts stale
     for c in range(NC):
         if rev[c] == 1:
             sp = _touch(c, rev, num, fog, W, H, stack, sp, inq)
@@ -258,49 +343,35 @@ def closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, stack, inq, 
                 n = nb[c, k]
                 if fog[n] == 1 and rev[n] == 0:
                     sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
-    while sp > 0:
-        sp -= 1
-        c = stack[sp]
-        inq[c] = 0
-        ma, m, cnt = _constraint(c, rev, known, num, W, H)
+    while sp > 0 or pp > 0:
+        if sp > 0:
+            sp -= 1
+            c = stack[sp]
+            inq[c] &= 6
+            single_only = True
+        else:
+            pp -= 1
+            c = pend[pp]
+            inq[c] &= 3
+            if inq[c] & 1:
+                continue  # changed again: it is back in the first list
+            single_only = False
+        ma, m, cnt = _cached(c, rev, known, num, W, H, inq, cmask, cm, ccnt)
         if cnt == 0:
             continue
-        x = c % W
-        y = c // W
         if m == 0 or m == cnt:
-            sp = _apply(widen[ma], m == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+            sp = _apply(widen[ma], m == 0, c % W, c // W, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
             continue
         if not use_subset:
             continue
-        wa = widen[ma]
-        for oy in range(-2, 3):
-            yy = y + oy
-            if yy < 0 or yy >= H:
-                continue
-            for ox in range(-2, 3):
-                xx = x + ox
-                if (ox == 0 and oy == 0) or xx < 0 or xx >= W:
-                    continue
-                b = yy * W + xx
-                if rev[b] == 0 or num[b] == 0 or fog[b] == 1:
-                    continue
-                mb, m2, cnt2 = _constraint(b, rev, known, num, W, H)
-                if cnt2 == 0 or cnt2 == cnt:
-                    continue  # equal sizes: neither can be a proper subset
-                s = oy * 7 + ox
-                wb = widen[mb]
-                if s >= 0:
-                    wb = wb << uint64(s)
-                else:
-                    wb = wb >> uint64(-s)
-                if cnt < cnt2 and (wa & ~wb) == 0:
-                    dm = m2 - m  # A inside B: B - A holds m_B - m_A mines
-                    if dm == 0 or dm == cnt2 - cnt:
-                        sp = _apply(wb & ~wa, dm == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
-                elif cnt2 < cnt and (wb & ~wa) == 0:
-                    dm = m - m2  # B inside A
-                    if dm == 0 or dm == cnt - cnt2:
-                        sp = _apply(wa & ~wb, dm == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+        if single_only:
+            if inq[c] & 4 == 0:
+                inq[c] |= 4
+                pend[pp] = c
+                pp += 1
+            continue
+        sp = _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, partners, pcount,
+                          stack, sp, inq, fq, cmask, cm, ccnt)
 
 
 class Workspace:
@@ -332,7 +403,8 @@ def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
     rev[:] = 0
     known[:] = 0
     r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
-    closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, newsafe, mark, con_cell)
+    closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
+            newsafe, mark, con_cell, queue, con_mask, con_m, con_at)
     revealed = 0
     for c in range(mines.shape[0]):
         revealed += rev[c]
@@ -374,7 +446,8 @@ def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
         legal = unreach == 0 and safe >= min_safe and r0 != safe and r0 <= cap
         if not legal:
             continue
-        closure(rev, known, num, fog, True, W, H, nb, nbn, widen, newsafe, mark, con_cell)
+        closure(rev, known, num, fog, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
+                newsafe, mark, con_cell, queue, con_mask, con_m, con_at)
         revealed = 0
         for c in range(W * H):
             revealed += rev[c]

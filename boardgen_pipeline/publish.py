@@ -19,6 +19,9 @@ the pipeline's rules on top of it:
   that opened the file before a swap keeps the previous inode, whose views
   read the same Parquet globs.
 - **Pruning**: partitions whose row left the table are removed.
+- **Flat datasets** (``warehouse.FLAT_DATASETS``: the node-map draws and the
+  stratified figures, one file each for the whole table) are written with
+  the same temp-and-rename (``write_flat``) and an explicit schema.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ import pyarrow.parquet as pq
 from . import warehouse
 
 REJECTED = "_rejected"
-# Datasets written once per parameter row by this pipeline. The overlay and
-# node-map assets add theirs here when they arrive, so pruning follows.
-ROW_DATASETS = ("boards", "calibration_report")
+# Datasets written once per parameter row by this pipeline: a removed row's
+# files are pruned, and a rejected batch withdraws them all (the overlays of
+# an older row version must not stand beside no boards).
+ROW_DATASETS = ("boards", "variant_overlays", "calibration_report")
 VIEWS_LOCK = ".boardgen.views.lock"
 FINGERPRINT_COLUMN = "batch_fingerprint"
 
@@ -63,9 +67,9 @@ def sweep_temp(root: Path | str, dataset: str, key: tuple[int, int], max_age: fl
     return old
 
 
-def _write(root: Path, dataset: str, key: tuple[int, int], records: list[dict]) -> Path:
+def _write(root: Path, dataset: str, key: tuple[int, int], records: list[dict], schema=None) -> Path:
     sweep_temp(root, dataset, key)
-    return warehouse.write_partition(root, dataset, key, records)
+    return warehouse.write_partition(root, dataset, key, records, schema=schema)
 
 
 def publish_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -> Path:
@@ -86,6 +90,39 @@ def reject_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -
 
 def write_report(root: Path | str, key: tuple[int, int], record: dict) -> Path:
     return _write(Path(root), "calibration_report", key, [record])
+
+
+def publish_overlays(root: Path | str, key: tuple[int, int], records: list[dict], schema) -> Path:
+    """Write a row's variant overlays (explicit schema: a row whose overlays
+    all have empty lists still gets typed columns)."""
+    return _write(Path(root), "variant_overlays", key, records, schema=schema)
+
+
+def withdraw(root: Path | str, dataset: str, key: tuple[int, int]) -> None:
+    """Remove one published row partition (e.g. overlays of a row whose
+    tables no longer declare variants)."""
+    warehouse.remove_partition(Path(root), dataset, key)
+
+
+def write_flat(root: Path | str, dataset: str, name: str, records: list[dict], schema) -> Path:
+    """Write the one file of a dataset that is not per row
+    (``warehouse.FLAT_DATASETS``), atomically, with an explicit schema."""
+    path = warehouse.flat_path(Path(root), dataset, name)
+    if path.parent.exists():
+        import time
+
+        for p in path.parent.glob(".*.tmp"):
+            if time.time() - p.stat().st_mtime > TEMP_MAX_AGE_SECONDS:
+                p.unlink(missing_ok=True)
+    return warehouse.write_atomic(warehouse.records_table(records, drop=(), schema=schema), path)
+
+
+def read_flat(root: Path | str, dataset: str, name: str) -> list[dict] | None:
+    """The records of a flat dataset's file, or None when it was never written."""
+    path = warehouse.flat_path(Path(root), dataset, name)
+    if not path.exists():
+        return None
+    return pq.read_table(path).to_pylist()
 
 
 def read_partition(root: Path | str, dataset: str, key: tuple[int, int]) -> list[dict]:
@@ -154,7 +191,6 @@ def view_statements(root: Path | str) -> dict[str, str]:
     that have files now (a view over an empty glob cannot be bound)."""
     root = Path(root)
     globs = {name: warehouse.glob_for(root, name) for name in warehouse.DATASETS}
-    globs["node_map_draws"] = str(root.resolve() / "node_map_draws" / "*.parquet")
     out = {}
     for view, sql in warehouse.VIEW_SQL.items():
         dataset = "boards" if view == "board_metrics" else view

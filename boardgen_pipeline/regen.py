@@ -152,3 +152,102 @@ def advance(cursor_text: str | None, now: dict[str, str], stored: dict[str, str]
         in_flight[k] = [now[k], clock]
     cursor["in_flight"] = in_flight
     return p, dump_cursor(cursor)
+
+
+# --- what else a table edit makes stale: overlays and the node-map/strata datasets ---------------
+#
+# The overlays of a row depend on its boards *and* on the variation table (and
+# the row's Boss flag); the node-map draws and the stratified figures on the
+# pools, the number of adventures and every row's current report. Each has
+# its fingerprint stored in the warehouse beside the data, like the boards'.
+
+NO_VARIANTS = "no-variation-table"
+NO_POOLS = "no-node-map-pools"
+
+
+def overlay_fingerprints_now(catalog, samples: int, master_seed: int) -> dict[str, str]:
+    """The overlay fingerprint every row's overlays should carry now."""
+    from .overlay_batch import overlay_fingerprint
+
+    table = catalog.board_gen
+    if catalog.variation is None:
+        return {partition_key(k): NO_VARIANTS for k in table.keys()}
+    return {
+        partition_key(k): overlay_fingerprint(batch_fingerprint(table.row_fingerprint(k), samples, master_seed),
+                                              catalog.variation, table.is_boss_row(k), table.rows[k].board_type)
+        for k in table.keys()
+    }
+
+
+def overlay_fingerprints_stored(root, keys) -> dict[str, str]:
+    from .overlay_batch import stored_overlay_fingerprint
+
+    out = {}
+    for k in keys:
+        key = row_key(k) if isinstance(k, str) else k
+        fp = stored_overlay_fingerprint(root, key)
+        out[partition_key(key)] = fp if fp is not None else NO_VARIANTS
+    return out
+
+
+def report_fingerprints(root) -> dict[tuple[int, int], str]:
+    """The batch fingerprint of every row report the warehouse holds."""
+    import pyarrow.parquet as pq
+
+    from . import publish, warehouse
+
+    out = {}
+    for key in publish.keys_in(root, "calibration_report"):
+        try:
+            col = pq.read_table(warehouse.partition_path(Path(root), "calibration_report", key),
+                                columns=["batch_fingerprint"]).column(0)
+        except (KeyError, ValueError, OSError):
+            continue
+        if len(col):
+            out[key] = str(col[0])
+    return out
+
+
+def pools_fingerprint_now(root, catalog, samples: int, master_seed: int, adventures: int) -> str:
+    """What the node-map draws and the stratified figures should be built
+    from now: the pools, the number of adventures and the current reports."""
+    from .strata import inputs_fingerprint
+
+    if not catalog.pools:
+        return NO_POOLS
+    now = fingerprints_now(catalog.board_gen, samples, master_seed)
+    current = {k: fp for k, fp in report_fingerprints(root).items() if now.get(partition_key(k)) == fp}
+    return inputs_fingerprint(catalog.pools, adventures, current)
+
+
+def pools_fingerprint_stored(root) -> str | None:
+    """The inputs fingerprint the stratified figures were built from (None
+    when never built)."""
+    import pyarrow.parquet as pq
+
+    from . import warehouse
+    from .strata import DATASET, FILE
+
+    path = warehouse.flat_path(Path(root), DATASET, FILE)
+    if not path.exists():
+        return None
+    try:
+        col = pq.read_table(path, columns=["inputs_fingerprint"]).column(0)
+    except (KeyError, ValueError, OSError):
+        return None
+    return str(col[0]) if len(col) else NO_POOLS
+
+
+def advance_stale(cursor: dict, name: str, now: dict[str, str], stored: dict[str, str], clock: float,
+                  ttl: float = IN_FLIGHT_TTL_SECONDS) -> list[str]:
+    """Keys of ``now`` whose stored fingerprint differs and that were not
+    requested for that fingerprint within ``ttl``; records the requests in
+    ``cursor[name]`` (the same once-per-version rule as the boards')."""
+    entries = cursor.get(name, {})
+    live = {k: v for k, v in entries.items()
+            if k in now and v[0] == now[k] and stored.get(k) != now[k] and clock - v[1] < ttl}
+    stale = sorted((k for k, fp in now.items() if stored.get(k) != fp and k not in live), key=str)
+    for k in stale:
+        live[k] = [now[k], clock]
+    cursor[name] = live
+    return stale

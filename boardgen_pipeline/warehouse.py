@@ -1,7 +1,10 @@
 """The warehouse: Parquet per partition, DuckDB views over it (SPEC 8, 10;
 issue 3 "Warehouse").
 
-Layout (hive): ``<root>/<dataset>/level_index=L/node_depth=D/part.parquet``.
+Layout (hive): ``<root>/<dataset>/level_index=L/node_depth=D/part.parquet``
+for the per-row datasets; ``<root>/<dataset>/<name>.parquet`` for the
+datasets that are not per row (``FLAT_DATASETS``: the node-map draws and the
+stratified figures).
 Every file is written to a temporary name in the same folder and renamed
 into place (``os.replace`` is atomic on POSIX), so a crash mid-write never
 leaves a partial ``*.parquet`` visible and readers see either the old file or
@@ -22,7 +25,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-DATASETS = ("boards", "variant_overlays", "node_map_draws", "calibration_report")
+DATASETS = ("boards", "variant_overlays", "node_map_draws", "calibration_report", "calibration_strata")
+# Datasets with one file for the whole table, not one per row (no hive keys).
+FLAT_DATASETS = ("node_map_draws", "calibration_strata")
 DB_NAME = "boardgen.duckdb"
 
 
@@ -57,14 +62,22 @@ def write_atomic(table: pa.Table, path: Path) -> Path:
     return path
 
 
-def records_table(records: list[dict], drop=("level_index", "node_depth")) -> pa.Table:
-    """Records to an Arrow table; the hive keys live in the path, not the file."""
+def records_table(records: list[dict], drop=("level_index", "node_depth"), schema: pa.Schema | None = None) -> pa.Table:
+    """Records to an Arrow table; the hive keys live in the path, not the file.
+    With ``schema`` the columns are exactly its fields (typed even when every
+    value is null or an empty list)."""
     rows = [{k: v for k, v in r.items() if k not in drop} for r in records]
-    return pa.Table.from_pylist(rows)
+    return pa.Table.from_pylist(rows, schema=schema)
 
 
-def write_partition(root: Path, dataset: str, key: tuple[int, int], records: list[dict]) -> Path:
-    return write_atomic(records_table(records), partition_path(root, dataset, key))
+def write_partition(root: Path, dataset: str, key: tuple[int, int], records: list[dict],
+                    schema: pa.Schema | None = None) -> Path:
+    return write_atomic(records_table(records, schema=schema), partition_path(root, dataset, key))
+
+
+def flat_path(root: Path, dataset: str, name: str) -> Path:
+    """The one file of a dataset that is not per row (``FLAT_DATASETS``)."""
+    return Path(root) / dataset / f"{name}.parquet"
 
 
 def remove_partition(root: Path, dataset: str, key: tuple[int, int]) -> None:
@@ -80,6 +93,8 @@ def remove_partition(root: Path, dataset: str, key: tuple[int, int]) -> None:
 
 
 def glob_for(root: Path, dataset: str) -> str:
+    if dataset in FLAT_DATASETS:
+        return str(Path(root).resolve() / dataset / "*.parquet")
     return str(Path(root).resolve() / dataset / "*" / "*" / "*.parquet")
 
 
@@ -93,6 +108,7 @@ VIEW_SQL = {
     "calibration_report": (
         "select * from read_parquet('{calibration_report}', hive_partitioning=true, union_by_name=true)"
     ),
+    "calibration_strata": "select * from read_parquet('{calibration_strata}', union_by_name=true)",
 }
 
 
@@ -107,7 +123,6 @@ def refresh_views(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     db = root / DB_NAME
     globs = {name: glob_for(root, name) for name in DATASETS}
-    globs["node_map_draws"] = str(root.resolve() / "node_map_draws" / "*.parquet")
     con = duckdb.connect(str(db))
     try:
         for view, sql in VIEW_SQL.items():

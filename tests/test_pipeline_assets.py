@@ -1,6 +1,7 @@
 """The calibration graph materialized through Dagster on fixture tables
-(issue 3 "Tests"): Parquet rows, DuckDB views, every check's pass/fail and
-metadata; a row that cannot meet its target; an illegal row; a bad table."""
+(issue 3 "Tests"; issue 4 "Asset"): Parquet rows, DuckDB views, every check's
+pass/fail and metadata (boards and variant overlays); a row that cannot meet
+its target; an illegal row; a bad table."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import duckdb
 import dagster as dg
 import pytest
 
-from boardgen_pipeline import calibration, regen, warehouse
+from boardgen_pipeline import calibration, overlay_batch, regen, warehouse
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.publish import REJECTED
@@ -21,6 +22,7 @@ from .test_pipeline_support import (
     defs_for,
     expected_figures,
     materialize_all,
+    materialize_graph,
     materialized,
     meta,
     parquet_records,
@@ -31,7 +33,7 @@ from .test_pipeline_support import (
 
 pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 
-ALL_ASSETS = {"validated_rows", "seed_batches", "boards", "calibration_report"}
+ALL_ASSETS = {"validated_rows", "seed_batches", "boards", "variant_overlays", "calibration_report"}
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +43,8 @@ def small(tmp_path_factory):
     tables, root = copy_fixture("small", base), base / "warehouse"
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
-        results = materialize_all(defs, instance)
-        yield {"tables": tables, "root": root, "results": results, "instance": instance,
+        results, pools = materialize_graph(defs, instance)
+        yield {"tables": tables, "root": root, "results": results, "instance": instance, "pools": pools,
                "table": load_catalog(tables).board_gen}
 
 
@@ -72,7 +74,9 @@ def test_duckdb_views_answer_over_the_parquet_files(small):
     con = duckdb.connect(str(small["root"] / warehouse.DB_NAME), read_only=True)
     try:
         views = {r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall()}
-        assert views == {"boards", "board_metrics", "calibration_report"}
+        # node_map_draws and calibration_strata: empty files (the fixture has no node-map pools)
+        assert views == {"boards", "board_metrics", "variant_overlays", "calibration_report", "node_map_draws",
+                         "calibration_strata"}
         counts = con.sql("select level_index, node_depth, count(*) from boards group by all order by all").fetchall()
         assert counts == [(1, 0, N), (1, 1, N), (2, 0, N)]
         assert "layout" not in [d[0] for d in con.sql("select * from board_metrics limit 0").description]
@@ -87,7 +91,7 @@ def test_every_check_passes_with_its_numbers(small):
     for key in table.keys():
         pk = regen.partition_key(key)
         checks = checks_of(small["results"][pk])
-        assert set(checks) == set(calibration.CHECKS)
+        assert set(checks) == set(calibration.CHECKS) | set(overlay_batch.CHECKS)
         assert {c.partition for c in checks.values()} == {pk}
         records = parquet_records(warehouse.partition_path(root, "boards", key))
         want = expected_figures(records, table.rows[key].inferability_target)
@@ -176,7 +180,7 @@ def test_an_illegal_row_is_blocked_and_never_published(tmp_path):
     # the blocking failure stops the run: the report is never computed from these boards
     assert not bad.success
     assert "boards" in step_failures(bad)
-    assert "calibration_report" not in materialized(bad)
+    assert "calibration_report" not in materialized(bad) and "variant_overlays" not in materialized(bad)
     assert not warehouse.partition_path(root, "boards", (1, 1)).exists()
     assert not warehouse.partition_path(root, "calibration_report", (1, 1)).exists()
     rejected = parquet_records(warehouse.partition_path(root / REJECTED, "boards", (1, 1)))
@@ -211,3 +215,127 @@ def test_a_bad_table_fails_validation_with_the_validate_message(tmp_path, capsys
         assert not run.success and set(step_failures(run)) == {"validated_rows"}
         assert materialized(run) == set()
     assert not root.exists() or not list(root.rglob("*.parquet"))
+
+
+# --- variant overlays (issue 4) ------------------------------------------------------------------
+
+
+def _overlays(root, key):
+    return parquet_records(warehouse.partition_path(root, "variant_overlays", key))
+
+
+def _components(cells, width):
+    """8-connected pieces of ``cells``, computed here on their own."""
+    left, out = set(cells), []
+    while left:
+        todo, piece = [left.pop()], set()
+        while todo:
+            c = todo.pop()
+            piece.add(c)
+            x, y = c % width, c // width
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    n = (y + dy) * width + (x + dx)
+                    if (dx or dy) and 0 <= x + dx < width and n in left:
+                        left.discard(n)
+                        todo.append(n)
+        out.append(piece)
+    return out
+
+
+def test_overlay_partitions_hold_one_overlay_per_published_board(small):
+    from boardgen_pipeline.board import parse_layout
+    from boardgen_pipeline.solver import reveal_r0
+
+    root, table = small["root"], small["table"]
+    schema = overlay_batch.overlay_dataset_schema()
+    for key in table.keys():
+        boards = parquet_records(warehouse.partition_path(root, "boards", key))
+        overlays = _overlays(root, key)
+        import pyarrow.parquet as pq
+        assert pq.read_schema(warehouse.partition_path(root, "variant_overlays", key)).remove_metadata() == schema
+        assert [o["board_scope"] for o in overlays] == [b["scope"] for b in boards]
+        assert {o["batch_fingerprint"] for o in overlays} == {boards[0]["batch_fingerprint"]}
+        for board, ov in zip(boards, overlays):
+            w, h, mines, fog = parse_layout(board["layout"])
+            r0 = reveal_r0(mines, w, h, 3, frozenset(fog))
+            assert not set(ov["cells"]) & (r0 | set(fog) | {c for c in range(w * h) if mines[c]})
+            assert sorted(c for p in ov["packs"] for c in p) == ov["cells"]
+            for pack in ov["packs"]:
+                assert 2 <= len(pack) <= 4 and len(_components(pack, w)) == 1
+            assert len(_components(ov["cells"], w)) == len(ov["packs"])  # packs never touch
+            assert ov["shortfall"] == ov["target"] - len(ov["cells"]) >= 0
+    # (1,0): a level-1 dungeon battle row draws one of the two dungeon region types
+    assert {o["variant_type"] for o in _overlays(root, (1, 0))} <= {"bramble", "vine_tangle"}
+    assert all(o["scope"] == "region" and o["cell_count"] > 0 for o in _overlays(root, (1, 0)))
+    # (1,1): level 1's Boss row: immune to the global type, falls back to region placement
+    assert all(o["is_boss"] and o["global_variant"] is None and o["global_fallback"] for o in _overlays(root, (1, 1)))
+    # (2,0): level 2's Boss row: the whole-board type, zero cells, zero draws
+    assert all((o["is_boss"], o["global_variant"], o["variant_type"], o["scope"], o["cell_count"], o["draws"])
+               == (True, "skewed_veins", "skewed_veins", "global", 0, 0) for o in _overlays(root, (2, 0)))
+
+
+def test_variant_overlays_view_joins_the_boards(small):
+    con = duckdb.connect(str(small["root"] / warehouse.DB_NAME), read_only=True)
+    try:
+        got = con.sql("select level_index, node_depth, count(*), sum(cell_count), count(global_variant) "
+                      "from variant_overlays group by all order by all").fetchall()
+        want = []
+        for key in small["table"].keys():
+            ovs = _overlays(small["root"], key)
+            want.append((*key, N, sum(o["cell_count"] for o in ovs), sum(o["global_variant"] is not None for o in ovs)))
+        assert got == want
+        joined = con.execute("select count(*) from variant_overlays o join boards b on b.scope = o.board_scope and "
+                             "b.level_index = o.level_index and b.node_depth = o.node_depth").fetchone()
+        assert joined == (3 * N,)
+        cols = [d[0] for d in con.sql("select * from variant_overlays limit 0").description]
+        for c in ("variant_type", "scope", "cells", "packs", "shortfall", "global_variant"):
+            assert c in cols
+    finally:
+        con.close()
+
+
+def test_every_overlay_check_passes_with_its_numbers(small):
+    from collections import Counter
+
+    root = small["root"]
+    for key in small["table"].keys():
+        pk = regen.partition_key(key)
+        checks = checks_of(small["results"][pk])
+        ovs = _overlays(root, key)
+        for name in overlay_batch.CHECKS:
+            assert checks[name].passed and checks[name].partition == pk, (pk, name)
+            assert checks[name].asset_key == dg.AssetKey("variant_overlays")
+        dom = meta(checks[overlay_batch.CHECK_DOMAIN])
+        assert dom["variant_cells"] == sum(o["cell_count"] for o in ovs) and dom["issues"] == 0
+        assert dom["failing_scopes"] == [] and dom["boards"] == N
+        assert "```" in dom["overlaid_board"] and "`o` R0" in dom["overlaid_board"]
+        packs = meta(checks[overlay_batch.CHECK_PACKS])
+        sizes = Counter(len(p) for o in ovs for p in o["packs"])
+        assert packs["pack_size_distribution"] == {str(k): v for k, v in sorted(sizes.items())}
+        assert packs["shortfall_cells"] == sum(o["shortfall"] for o in ovs)
+        assert (packs["pack_min"], packs["pack_max"]) == (2, 4)
+        one = meta(checks[overlay_batch.CHECK_ONE_TYPE])
+        assert one["type_counts"] == dict(sorted(Counter(o["variant_type"] for o in ovs).items()))
+        boss = meta(checks[overlay_batch.CHECK_BOSS])
+        assert boss["applicable"] is True and boss["is_boss"] is small["table"].is_boss_row(key)
+        skew = meta(checks[overlay_batch.CHECK_SKEW])
+        assert skew["effect_values"] == [0, 30] and skew["totals"] == {"0": 77, "30": 77}
+        assert skew["off_state_identical"] is True and "| **total** | | 77 | 77 |" in skew["weights"]
+    boss = meta(checks_of(small["results"]["2-0"])[overlay_batch.CHECK_BOSS])
+    assert boss["global_variants"] == {"skewed_veins": N} and boss["expected"].startswith("the global type")
+    assert meta(checks_of(small["results"]["1-1"])[overlay_batch.CHECK_BOSS])["global_fallback_boards"] == N
+
+
+def test_the_pools_run_writes_empty_node_map_datasets_without_pools(small):
+    result = small["pools"]
+    assert result.success and materialized(result) == {"validated_rows", "node_map_draws", "calibration_strata"}
+    checks = checks_of(result)
+    assert all(c.passed for c in checks.values()) and len(checks) == 5
+    assert "not applicable" in checks["node_map_draws_uniform"].description
+    con = duckdb.connect(str(small["root"] / warehouse.DB_NAME), read_only=True)
+    try:
+        assert con.execute("select count(*) from node_map_draws").fetchone() == (0,)
+        assert con.execute("select count(*) from calibration_strata").fetchone() == (0,)
+    finally:
+        con.close()

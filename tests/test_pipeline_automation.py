@@ -11,8 +11,16 @@ import re
 import dagster as dg
 import pytest
 
-from assets.automation import NIGHTLY_CRON, VALIDATE_SELECTION, nightly_calibration, table_edit_sensor
-from boardgen_pipeline import calibration, regen, warehouse
+from assets.automation import (
+    NIGHTLY_CRON,
+    OVERLAY_SELECTION,
+    POOLS_SELECTION,
+    ROW_SELECTION,
+    VALIDATE_SELECTION,
+    nightly_calibration,
+    table_edit_sensor,
+)
+from boardgen_pipeline import calibration, nodemap_batch, overlay_batch, regen, strata, warehouse
 from boardgen_pipeline.publish import REJECTED
 
 from .test_pipeline_support import (
@@ -21,7 +29,9 @@ from .test_pipeline_support import (
     defs_for,
     files_state,
     materialize_all,
+    parquet_records,
     run_partition,
+    run_pools,
     run_validate,
     settings_for,
 )
@@ -46,9 +56,12 @@ def tick(instance, defs, settings, cursor=None):
 
 
 def execute(defs, instance, requests):
+    """Run what the sensor asked for, with the selection it asked for."""
     for req in requests:
         if req.partition_key:
-            assert run_partition(defs, instance, req.partition_key).success
+            assert run_partition(defs, instance, req.partition_key, list(req.asset_selection)).success
+        elif list(req.asset_selection) == POOLS_SELECTION:
+            assert run_pools(defs, instance).success
         else:
             assert list(req.asset_selection) == VALIDATE_SELECTION
             assert run_validate(defs, instance).success
@@ -74,7 +87,7 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
     with dg.instance_for_test() as instance:
         materialize_all(defs, instance)
         before = files_state(root)
-        assert len(before) == 6  # boards + calibration_report for 3 rows
+        assert len(before) == 11  # boards + variant_overlays + calibration_report for 3 rows; draws; strata
 
         # nothing changed: the sensor has nothing to do
         result, requests, cursor = tick(instance, defs, settings)
@@ -84,6 +97,7 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         result, requests, cursor = tick(instance, defs, settings, cursor)
         assert [r.partition_key for r in requests] == ["1-0"]
         assert requests[0].tags["boardgen/reason"] == "row changed"
+        assert list(requests[0].asset_selection) == ROW_SELECTION
         # asked again before the run stored the new fingerprint: not requested twice
         _, again, _ = tick(instance, defs, settings, cursor)
         assert again == []
@@ -92,6 +106,7 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         after = files_state(root)
         changed = {p for p in after if after[p] != before.get(p)}
         assert changed == {"boards/level_index=1/node_depth=0/part.parquet",
+                           "variant_overlays/level_index=1/node_depth=0/part.parquet",
                            "calibration_report/level_index=1/node_depth=0/part.parquet"}
         for path in before:  # untouched rows: same bytes, same mtime
             if path not in changed:
@@ -113,11 +128,18 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
         path.write_text(text + "\n" + block.replace("node_depth = 1  #", "node_depth = 2  #"))
 
         result, requests, cursor = tick(instance, defs, settings)
-        assert [r.partition_key for r in requests] == ["1-2"]
-        assert requests[0].tags["boardgen/reason"] == "new row"
+        # (1,1) is no longer level 1's Boss row: its boards stay, its overlays are placed again
+        assert [(r.partition_key, r.tags["boardgen/reason"]) for r in requests] == [("1-2", "new row"),
+                                                                                    ("1-1", "overlays changed")]
+        assert list(requests[1].asset_selection) == OVERLAY_SELECTION
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0", "1-2"]
         execute(defs, instance, requests)
         assert warehouse.partition_path(root, "boards", (1, 2)).exists()
+        overlays_11 = "variant_overlays/level_index=1/node_depth=1/part.parquet"
+        assert files_state(root)[overlays_11] != before[overlays_11]
+        assert not any(r["is_boss"] for r in parquet_records(root / overlays_11))
+        _, again, cursor = tick(instance, defs, settings, cursor)
+        assert again == []
 
         # remove row (2,0): its partition and its files go, nothing else is touched
         text = path.read_text()
@@ -131,7 +153,7 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
         after = files_state(root)
         assert not [p for p in after if "level_index=2" in p]
         for p, state in before.items():
-            if "level_index=2" not in p:
+            if "level_index=2" not in p and p != overlays_11:
                 assert after[p] == state, p
 
 
@@ -157,8 +179,11 @@ def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
                                             resources={"settings": settings},
                                             repository_def=defs.get_repository_def())
         data = nightly_calibration.evaluate_tick(context)
-        assert [r.partition_key for r in data.run_requests] == ["1-0", "1-1", "2-0"]
-        assert [r.run_key for r in data.run_requests] == [f"nightly-2026-12-01-{k}" for k in ("1-0", "1-1", "2-0")]
+        # one run per row, then the node-map draws and stratified figures
+        assert [r.partition_key for r in data.run_requests] == ["1-0", "1-1", "2-0", None]
+        assert [r.run_key for r in data.run_requests] == [f"nightly-2026-12-01-{k}" for k in ("1-0", "1-1", "2-0",
+                                                                                              "pools")]
+        assert [list(r.asset_selection) for r in data.run_requests] == [ROW_SELECTION] * 3 + [POOLS_SELECTION]
         assert all(r.tags["boardgen/trigger"] == "nightly" for r in data.run_requests)
         # rows new to the instance are registered so that their runs resolve
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0"]
@@ -172,17 +197,26 @@ def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
 
 
 SNAPSHOT = {
-    "assets": ["boards", "calibration_report", "seed_batches", "table_files", "validated_rows"],
-    "partitioned": ["boards", "calibration_report", "seed_batches"],
+    "assets": ["boards", "calibration_report", "calibration_strata", "node_map_draws", "seed_batches", "table_files",
+               "validated_rows", "variant_overlays"],
+    "partitioned": ["boards", "calibration_report", "seed_batches", "variant_overlays"],
     "deps": {
         "validated_rows": ["table_files"],
         "seed_batches": ["validated_rows"],
         "boards": ["seed_batches"],
-        "calibration_report": ["boards", "seed_batches"],
+        "variant_overlays": ["boards"],
+        "calibration_report": ["boards", "seed_batches", "variant_overlays"],
+        "node_map_draws": ["validated_rows"],
+        "calibration_strata": ["calibration_report", "node_map_draws"],
     },
-    "checks": sorted(f"boards:{c}" for c in calibration.CHECKS),
+    "checks": sorted([f"boards:{c}" for c in calibration.CHECKS]
+                     + [f"variant_overlays:{c}" for c in overlay_batch.CHECKS]
+                     + [f"node_map_draws:{c}" for c in nodemap_batch.CHECKS]
+                     + [f"calibration_strata:{strata.CHECK_COMPLETE}"]),
     "blocking": ["boards:a_prime_no_illegal_board"],
     "jobs": ["calibration_job"],
+    "job_assets": {"calibration_job": ["boards", "calibration_report", "calibration_strata", "node_map_draws",
+                                       "seed_batches", "table_files", "validated_rows", "variant_overlays"]},
     "schedules": {"nightly_calibration": "0 2 * * *"},
     "sensors": ["table_edit_sensor"],
 }
@@ -208,6 +242,8 @@ def test_definitions_snapshot():
         "blocking": sorted(f"{c.asset_key.to_user_string()}:{c.name}" for c in checks
                            if graph.get_check_spec(c).blocking),
         "jobs": sorted(j.name for j in repo.get_all_jobs() if not j.name.startswith("__")),
+        "job_assets": {j.name: sorted(k.to_user_string() for k in j.asset_layer.selected_asset_keys)
+                       for j in repo.get_all_jobs() if not j.name.startswith("__")},
         "schedules": {s.name: s.cron_schedule for s in repo.schedule_defs},
         "sensors": sorted(s.name for s in repo.sensor_defs),
     }
@@ -218,7 +254,13 @@ def test_definitions_snapshot():
 
 
 def test_rejected_rows_count_as_stored_so_the_sensor_does_not_loop(tmp_path):
+    import shutil
+
+    from .test_pipeline_support import FIXTURES
+
     tables, root = copy_fixture("illegal", tmp_path), tmp_path / "warehouse"
+    # with a variation table: a rejected row has no overlays, and must not be asked for them
+    shutil.copy(FIXTURES / "small" / "variation.toml", tables / "variation.toml")
     settings = settings_for(tables, root)
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:

@@ -84,7 +84,7 @@ def test_partitions_run_concurrently_while_readers_query(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     with dg.DagsterInstance.get() as instance:  # the runs persisted where `make ui` would show them
         records = instance.get_run_records()
-        assert len(records) == 4 and all(r.dagster_run.is_success for r in records)
+        assert len(records) == 5 and all(r.dagster_run.is_success for r in records)  # validate, 3 rows, pools
         parts = sorted((r.start_time, r.end_time) for r in records if r.dagster_run.tags.get("dagster/partition"))
         assert len(parts) == 3
         assert any(a[1] > b[0] for a, b in zip(parts, parts[1:])), parts  # two runs overlapped in time
@@ -113,7 +113,9 @@ KILLER = textwrap.dedent("""
     from assets.definitions import defs
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("board_gen_rows", ["1-0"])
-    defs.resolve_job_def("calibration_job").execute_in_process(instance=instance, partition_key="1-0")
+    from assets.automation import ROW_SELECTION
+    defs.resolve_job_def("calibration_job").execute_in_process(instance=instance, partition_key="1-0",
+                                                               asset_selection=ROW_SELECTION)
     sys.exit(0)  # not reached
 """)
 

@@ -76,7 +76,7 @@ def test_tables_digest_covers_every_table_file(tmp_path):
     (tables / "nodemaps").mkdir()
     (tables / "nodemaps" / "level_1.toml").write_text("# a node map\n")
     digest, files = regen.tables_digest(tables)
-    assert set(files) == {"board_gen.toml", "nodemaps/level_1.toml"}
+    assert set(files) == {"board_gen.toml", "variation.toml", "resource_weights.toml", "nodemaps/level_1.toml"}
     (tables / "nodemaps" / "level_1.toml").write_text("# a node map, edited\n")
     assert regen.tables_digest(tables)[0] != digest
 

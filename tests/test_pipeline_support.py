@@ -15,7 +15,7 @@ import dagster as dg
 import numpy as np
 import pyarrow.parquet as pq
 
-from assets.automation import CALIBRATION_JOB, VALIDATE_SELECTION
+from assets.automation import CALIBRATION_JOB, OVERLAY_SELECTION, POOLS_SELECTION, ROW_SELECTION, VALIDATE_SELECTION
 from assets.definitions import build_definitions
 from assets.partitions import board_rows
 from assets.resources import BoardgenSettings
@@ -37,12 +37,12 @@ def copy_fixture(name: str, dest: Path) -> Path:
     return tables
 
 
-def settings_for(tables: Path, root: Path, samples: int = N) -> BoardgenSettings:
-    return BoardgenSettings(tables_dir=str(tables), warehouse_root=str(root), samples=samples, master_seed=0)
+def settings_for(tables: Path, root: Path, samples: int = N, **extra) -> BoardgenSettings:
+    return BoardgenSettings(tables_dir=str(tables), warehouse_root=str(root), samples=samples, master_seed=0, **extra)
 
 
-def defs_for(tables: Path, root: Path, samples: int = N) -> dg.Definitions:
-    return build_definitions(settings_for(tables, root, samples))
+def defs_for(tables: Path, root: Path, samples: int = N, **extra) -> dg.Definitions:
+    return build_definitions(settings_for(tables, root, samples, **extra))
 
 
 def job(defs: dg.Definitions) -> dg.JobDefinition:
@@ -54,16 +54,36 @@ def run_validate(defs, instance):
                                         raise_on_error=False)
 
 
-def run_partition(defs, instance, partition: str):
-    return job(defs).execute_in_process(instance=instance, partition_key=partition, raise_on_error=False)
+def run_partition(defs, instance, partition: str, selection=None):
+    """One row partition's run, as the nightly, the schedule and the sensor
+    launch it (``ROW_SELECTION``; ``OVERLAY_SELECTION`` for overlays alone)."""
+    return job(defs).execute_in_process(instance=instance, partition_key=partition, raise_on_error=False,
+                                        asset_selection=selection or ROW_SELECTION)
 
 
-def materialize_all(defs, instance) -> dict:
-    """What ``python -m assets.nightly`` does, in process: validate, then every partition."""
+def run_overlays(defs, instance, partition: str):
+    return run_partition(defs, instance, partition, OVERLAY_SELECTION)
+
+
+def run_pools(defs, instance):
+    """The unpartitioned run after every row: node-map draws and stratified figures."""
+    return job(defs).execute_in_process(instance=instance, asset_selection=POOLS_SELECTION, raise_on_error=False)
+
+
+def materialize_graph(defs, instance) -> tuple[dict, object]:
+    """What ``python -m assets.nightly`` does, in process: validate, every
+    partition, then the pools run. Returns the partition results and the
+    pools run's result."""
     validate = run_validate(defs, instance)
     assert validate.success, "validation run failed"
     keys = instance.get_dynamic_partitions(board_rows.name)
-    return {k: run_partition(defs, instance, k) for k in keys}
+    partitions = {k: run_partition(defs, instance, k) for k in keys}
+    return partitions, run_pools(defs, instance)
+
+
+def materialize_all(defs, instance) -> dict:
+    """``materialize_graph``, the partition results only."""
+    return materialize_graph(defs, instance)[0]
 
 
 def checks_of(result) -> dict:

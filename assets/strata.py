@@ -1,0 +1,40 @@
+"""Stratified calibration figures: per ``level x template`` and per pool
+(SPEC 4 "Stratified measurement"; issue 5).
+
+Needs every row's report, so it is not partitioned: it reads every
+``calibration_report`` partition of the warehouse (current ones only) and
+the node-map draws, and writes ``<warehouse>/calibration_strata/
+strata.parquet`` (view ``calibration_strata``). The logic is
+``boardgen_pipeline.strata``.
+"""
+
+import dagster as dg
+
+from boardgen_pipeline import publish, strata
+
+from .checks import check_specs, to_check_result
+from .nodemaps import node_map_draws
+from .report import calibration_report
+from .resources import BoardgenSettings
+from .tables import GROUP, load_catalog_or_fail
+
+
+@dg.asset(
+    group_name=GROUP,
+    deps=[calibration_report, node_map_draws],
+    check_specs=check_specs("calibration_strata", (strata.CHECK_COMPLETE,),
+                            {strata.CHECK_COMPLETE: strata.DESCRIPTION}),
+    description="Calibration figures (p10/p50/p90, retry rate, mean attempts) per level x template and per pool "
+                "(draw-probability-weighted mean). Parquet <warehouse>/calibration_strata/strata.parquet.",
+)
+def calibration_strata(settings: BoardgenSettings) -> dg.MaterializeResult:
+    catalog = load_catalog_or_fail(settings)
+    result = strata.run_strata(settings.root, catalog, settings.samples, settings.master_seed,
+                               settings.node_map_adventures)
+    db = publish.refresh_views_atomic(settings.root)
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(publish.file_digest(result.path)),
+        metadata={**result.summary(), "path": dg.MetadataValue.path(result.path),
+                  "duckdb": dg.MetadataValue.path(str(db))},
+        check_results=[to_check_result(o) for o in result.outcomes],
+    )

@@ -1,0 +1,321 @@
+"""The failing check of a row, as a designer sees it in the Dagster UI, in a
+real browser (issue 8 "Browser test").
+
+1. The pipeline materializes the ``unmeetable`` fixture (row (1,1) cannot
+   reach target 1.0: assertion A fails) into a temporary warehouse and a
+   temporary ``DAGSTER_HOME``, as persisted runs: first the failing row,
+   then the passing row, so the check's latest execution overall is a pass
+   and the failure is found only through the row's own partition.
+2. ``dagster-webserver`` starts on a free localhost port, on a workspace
+   file pointing at ``assets.definitions`` with ``BOARDGEN_TABLES``,
+   ``BOARDGEN_WAREHOUSE`` and ``DAGSTER_HOME`` set to those folders; the
+   test waits (bounded) until the code location is loaded.
+3. Headless Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright)
+   opens the check ``a_no_board_below_target`` of asset ``boards``, its
+   Partitions tab, and partition ``1-1``, and the test asserts what the page
+   shows: the row, the failure, the description, the metadata (below_target,
+   failing scopes, exits, the advisor's status and text), and that the
+   worst-board picture is a real, decoded image.
+4. Screenshots go to ``test-output/browser/`` (git-ignored; override with
+   ``BOARDGEN_TEST_OUTPUT``), also on failure. The server is stopped in a
+   ``finally``.
+
+No skip: without Chromium or Playwright the test fails and says how to get
+them (``scripts/ensure_chromium.sh``; ``make test`` and ``.ci/run`` run it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from assets.home import ensure_dagster_home
+from boardgen_pipeline import calibration, warehouse
+
+from .test_pipeline_support import QUIET, checks_of, copy_fixture, defs_for, expected_figures, meta, run_partition, \
+    run_validate
+
+pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("BOARDGEN_CHROMIUM", "/usr/bin/chromium"))
+OUTPUT = Path(os.environ.get("BOARDGEN_TEST_OUTPUT", REPO / "test-output")) / "browser"
+CHROMIUM_ARGS = [
+    # as root there is no sandbox; this machine has no GPU and a closed network
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+N = 8
+FAILING, PASSING = "1-1", "1-0"
+CHECK = calibration.CHECK_A
+SERVER_START_TIMEOUT = 60.0  # seconds until the code location is loaded
+PAGE_TIMEOUT_MS = 20_000  # any one wait on the page
+
+
+def _need_browser():
+    """Playwright and Chromium, or a failure that says how to get them."""
+    how = ("run `bash scripts/ensure_chromium.sh` as root (it runs `apt-get install chromium chromium-driver`; "
+           "`make test` and `.ci/run` call it), or set BOARDGEN_CHROMIUM to a Chromium binary")
+    if not CHROMIUM.exists():
+        pytest.fail(f"the browser test needs Chromium at {CHROMIUM}, which is missing: {how}", pytrace=False)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:  # pragma: no cover - the test extras install it
+        pytest.fail(f"the browser test needs Playwright for Python ({exc}): "
+                    "`.venv/bin/pip install -e '.[test]'` (make test does)", pytrace=False)
+    return sync_playwright
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------- the fixture warehouse
+
+
+def materialize(base: Path, monkeypatch) -> dict:
+    """The ``unmeetable`` fixture through the pipeline into ``base``, as runs
+    persisted in ``base/dagster_home``; returns what the page must show."""
+    tables = copy_fixture("unmeetable", base)
+    root = base / "warehouse"
+    home = base / "dagster_home"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))  # restored after the test
+    ensure_dagster_home(home)
+    defs = defs_for(tables, root, N)
+    with dg.DagsterInstance.get() as instance:
+        assert run_validate(defs, instance).success
+        failing = run_partition(defs, instance, FAILING)
+        passing = run_partition(defs, instance, PASSING)  # last: the check's latest execution is a pass
+    a_fail = checks_of(failing)[CHECK]
+    assert not a_fail.passed and checks_of(passing)[CHECK].passed, "fixture no longer fails A on 1-1 only"
+    records = pq.read_table(warehouse.partition_path(root, "boards", (1, 1))).to_pylist()
+    figures = expected_figures(records, target=1.0)
+    m = meta(a_fail)
+    assert m["below_target"] == len(figures["below"]) > 0
+    return {"tables": tables, "root": root, "home": home, "meta": m, "figures": figures,
+            "description": a_fail.description}
+
+
+# ---------------------------------------------------------------- the server
+
+
+def _graphql(port: int, query: str, timeout: float = 5.0) -> dict:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
+LOCATIONS = """{ workspaceOrError { __typename ... on Workspace { locationEntries {
+  name loadStatus locationOrLoadError { __typename ... on PythonError { message } } } } } }"""
+
+
+def start_server(base: Path, env_for: dict, log_path: Path) -> tuple[subprocess.Popen, int]:
+    workspace = base / "workspace.yaml"
+    workspace.write_text(
+        "load_from:\n"
+        "  - python_module:\n"
+        "      module_name: assets.definitions\n"
+        "      attribute: defs\n"
+        f"      working_directory: {json.dumps(str(REPO))}\n"
+        "      location_name: boardgen\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, **env_for, "DAGSTER_DISABLE_TELEMETRY": "1", "PYTHONUNBUFFERED": "1"}
+    port = _free_port()
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dagster_webserver", "-w", str(workspace), "-h", "127.0.0.1", "-p", str(port)],
+        cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: stopping it stops its code server too
+    )
+    log.close()
+    return proc, port
+
+
+def wait_loaded(proc: subprocess.Popen, port: int, log_path: Path, timeout: float = SERVER_START_TIMEOUT) -> float:
+    """Seconds until the webserver answers and the code location is loaded."""
+    t0 = time.monotonic()
+    last = "no answer yet"
+    while time.monotonic() - t0 < timeout:
+        if proc.poll() is not None:
+            pytest.fail(f"dagster-webserver exited with {proc.returncode} while starting; its log "
+                        f"({log_path}):\n{log_path.read_text(errors='replace')[-3000:]}", pytrace=False)
+        try:
+            entries = _graphql(port, LOCATIONS)["data"]["workspaceOrError"]["locationEntries"]
+        except (urllib.error.URLError, ConnectionError, OSError, KeyError, TypeError, ValueError) as exc:
+            last = repr(exc)
+        else:
+            entry = next((e for e in entries if e["name"] == "boardgen"), None)
+            last = repr(entry)
+            if entry and entry["loadStatus"] == "LOADED":
+                loaded = entry["locationOrLoadError"]
+                if loaded["__typename"] != "RepositoryLocation":
+                    pytest.fail(f"the boardgen code location failed to load in the webserver: {loaded}",
+                                pytrace=False)
+                return time.monotonic() - t0
+        time.sleep(0.25)
+    pytest.fail(f"dagster-webserver not ready after {timeout:.0f} s (last: {last}); log: {log_path}", pytrace=False)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    try:  # the code server it started shares its process group
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---------------------------------------------------------------- the page
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def metadata_table(detail) -> dict[str, str]:
+    """``{label: shown value}`` of the check's metadata table."""
+    rows = detail.locator("tr").evaluate_all(
+        "rows => rows.filter(r => r.cells.length >= 2).map(r => [r.cells[0].innerText, r.cells[1].innerText])")
+    return {k.strip(): v.strip() for k, v in rows}
+
+
+def open_markdown(page, detail, label: str):
+    """Open the ``[Show ...]`` dialog of one metadata entry; returns the dialog."""
+    row = detail.locator("tr").filter(has=page.locator("td").first.get_by_text(label, exact=True))
+    row.get_by_text(re.compile(r"\[Show (Markdown|JSON)\]")).first.click()
+    dialog = page.get_by_role("dialog").filter(has_text=label)
+    dialog.wait_for()
+    return dialog
+
+
+def close_dialog(page, dialog) -> None:
+    dialog.get_by_role("button", name="Close").click()
+    dialog.wait_for(state="hidden")
+
+
+def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
+    sync_playwright = _need_browser()
+    started = time.monotonic()
+    timings = {}
+    data = materialize(tmp_path, monkeypatch)
+    timings["materialize"] = time.monotonic() - started
+    m, figures = data["meta"], data["figures"]
+
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    log_path = tmp_path / "dagster-webserver.log"
+    proc, port = start_server(tmp_path, {
+        "DAGSTER_HOME": str(data["home"]),
+        "BOARDGEN_TABLES": str(data["tables"]),
+        "BOARDGEN_WAREHOUSE": str(data["root"]),
+        "BOARDGEN_SAMPLES": str(N),
+        "BOARDGEN_MASTER_SEED": "0",
+    }, log_path)
+    page = None
+    try:
+        timings["server"] = wait_loaded(proc, port, log_path)
+        t_browser = time.monotonic()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            try:
+                context = browser.new_context(viewport={"width": 1600, "height": 1400})
+                # the "join the community" dialog of a fresh localhost instance would cover the page
+                context.add_init_script("window.localStorage.setItem('communityNux', JSON.stringify('1'))")
+                page = context.new_page()
+                page.set_default_timeout(PAGE_TIMEOUT_MS)
+
+                page.goto(f"http://127.0.0.1:{port}/assets/boards?view=checks&checkDetail={CHECK}")
+                page.get_by_role("tab", name="Execution history").wait_for()  # the check's own tabs
+                page.get_by_role("tab", name="Partitions").last.click()  # the check's, not the asset's
+                page.get_by_placeholder("Filter by partition…").fill(FAILING)
+                page.locator(f'[data-tooltip="{FAILING}"]').last.click()
+
+                detail = (page.locator("div")
+                          .filter(has=page.get_by_text("Target materialization", exact=True))
+                          .filter(has=page.get_by_text("Metadata", exact=True))
+                          .filter(has=page.locator(f'[title="{FAILING}"]'))
+                          .last)  # the innermost: the partition's detail pane
+                detail.get_by_text("Metadata", exact=True).wait_for()
+                page.screenshot(path=str(OUTPUT / f"check-{CHECK}-{FAILING}.png"), full_page=True)
+
+                # the row and the failure
+                assert detail.locator(f'[title="{FAILING}"]').is_visible()
+                assert detail.locator('[data-tooltip="Failed"]').first.is_visible(), "no Failed tag on the row"
+                assert detail.get_by_text(data["description"], exact=True).is_visible()
+                assert data["description"] == f"{len(figures['below'])} of {N} boards below target 1.0"
+
+                # its metadata, as the check recorded it
+                table = metadata_table(detail)
+                assert table["assertion"] == "A"
+                assert table["below_target"] == str(len(figures["below"]))
+                assert table["failing_scopes_total"] == str(len(figures["below"]))
+                assert table["samples"] == str(N)
+                assert table["exit_best_legal"] == str(figures["exits"]["best_legal"])
+                assert table["exit_passed"] == str(figures["exits"]["passed"])
+                assert table["worst_scope"] == str(m["worst_scope"])
+                assert table["advice_status"] == "fails"
+                for label in ("advice", "inferability_histogram", "inferability_chart", "worst_board",
+                              "worst_board_picture", "failing_scopes"):
+                    assert label in table, f"metadata entry {label} not shown: {sorted(table)}"
+
+                # failing scopes: the boards below target, by scope
+                dialog = open_markdown(page, detail, "failing_scopes")
+                shown = dialog.inner_text()
+                assert all(str(s) in shown for s in figures["below"]), shown
+                close_dialog(page, dialog)
+
+                # the advisor's reading, in words
+                dialog = open_markdown(page, detail, "advice")
+                shown = _squash(dialog.inner_text())
+                for line in m["advice"].splitlines():
+                    assert _squash(line) in shown, f"advice line not shown: {line!r}\nin: {shown}"
+                assert "row (1,1): fails" in shown and "largest mine_density that passes" in shown
+                close_dialog(page, dialog)
+
+                # the worst board, as a picture the browser decoded
+                dialog = open_markdown(page, detail, "worst_board_picture")
+                img = dialog.locator("img").first
+                img.wait_for()
+                page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=img.element_handle())
+                width, height = img.evaluate("i => [i.naturalWidth, i.naturalHeight]")
+                assert width > 100 and height > 100, (width, height)
+                page.screenshot(path=str(OUTPUT / f"check-{CHECK}-{FAILING}-worst-board.png"))
+                close_dialog(page, dialog)
+            except Exception:
+                if page is not None:
+                    page.screenshot(path=str(OUTPUT / "failure.png"), full_page=True)
+                raise
+            finally:
+                browser.close()
+        timings["browser"] = time.monotonic() - t_browser
+    finally:
+        stop_server(proc)
+    timings["total"] = time.monotonic() - started
+    print(f"browser test timings (s): {', '.join(f'{k} {v:.1f}' for k, v in timings.items())}; "
+          f"screenshots in {OUTPUT}")
+    assert proc.poll() is not None, "dagster-webserver still running"
+    assert timings["total"] < 90, timings

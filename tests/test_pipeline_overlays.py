@@ -1,0 +1,285 @@
+"""The variant-overlay checks (issue 4 "Asset"; seed 003 "验收标准"): each check
+function fails on a hand-built bad overlay and passes on a good one (the
+tables' load-time rules are strict, so a bad overlay cannot come from a
+fixture table); a failing check reaches Dagster with its numbers; an illegal
+batch withdraws the row's overlays; an edit of the variation table
+re-places overlays without regenerating boards."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import dagster as dg
+import pytest
+
+from boardgen_pipeline import overlay_batch, skew, variant_checks, warehouse
+from boardgen_pipeline.board import Board
+from boardgen_pipeline.overlay_batch import Placed
+from boardgen_pipeline.skew import ResourceWeight, ResourceWeights
+from boardgen_pipeline.solver import reveal_r0
+from boardgen_pipeline.variant_placement import Overlay
+
+from .test_pipeline_support import (
+    QUIET,
+    checks_of,
+    copy_fixture,
+    defs_for,
+    files_state,
+    materialize_all,
+    materialized,
+    meta,
+    parquet_records,
+    run_partition,
+    run_validate,
+    settings_for,
+)
+
+pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
+
+# An 8x8 board, mines on column x = 6: R0 floods x = 0..5 from the centre, the
+# safe cells outside R0 are column x = 7 (cells 7, 15, ..., 63).
+W = 8
+MINES = bytes(1 if c % W == 6 else 0 for c in range(W * W))
+BOARD = Board(W, W, 3, MINES)
+R0 = reveal_r0(MINES, W, W, 3)
+GOOD = Overlay(
+    width=W, height=W, level_index=1, board_type="dungeon", is_boss=False, is_elite=False,
+    variant_type="bramble", scope="region", effect="flat_damage", effect_value=1, trigger="on_open",
+    placement="closed_only", cells=(7, 15, 47, 55), packs=((7, 15), (47, 55)), target=4, shortfall=0,
+    candidate_count=8, pack_min=2, pack_max=4, draws=7,
+)
+
+
+def placed(overlay=GOOD, board=BOARD, scope=101) -> Placed:
+    r0 = reveal_r0(board.mines, board.width, board.height, board.spawn_side, frozenset(board.fog))
+    return Placed(scope, board, r0, overlay, depth=0)
+
+
+def bad(**changes) -> Placed:
+    return placed(dataclasses.replace(GOOD, **changes))
+
+
+def test_the_hand_built_board_is_what_the_tests_assume():
+    assert all(c % W <= 5 for c in R0) and len(R0) == 6 * W
+    assert not set(GOOD.cells) & R0 and not any(MINES[c] for c in GOOD.cells)
+
+
+def test_every_check_passes_on_a_good_overlay():
+    outcomes = overlay_batch.overlay_outcomes([placed(), placed(scope=102)], None, None)
+    assert [o.name for o in outcomes] == list(overlay_batch.CHECKS)
+    assert all(o.passed for o in outcomes), [o.description for o in outcomes if not o.passed]
+    dom = outcomes[0]
+    assert dom.metadata["variant_cells"] == 8 and dom.metadata["boards_with_cells"] == 2
+    grid = dom.pictures["overlaid_board"].split("```")[1].strip().splitlines()
+    assert [line.split()[7] for line in grid] == ["B", "B", ".", ".", ".", "b", "b", "."]
+    assert outcomes[1].metadata["pack_size_distribution"] == {"2": 4}
+
+
+@pytest.mark.parametrize("cells, packs, rule", [
+    ((6, 7), ((6, 7),), "variant_on_mine"),  # x = 6 is the mine column
+    ((5, 7), ((5, 7),), "variant_in_r0"),  # x = 5 is inside R0
+    ((7, 64), ((7, 64),), "variant_outside_board"),
+])
+def test_domain_check_fails_on_a_cell_it_forbids(cells, packs, rule):
+    out = overlay_batch.domain_outcome([placed(), dataclasses.replace(bad(cells=cells, packs=packs, target=2),
+                                                                      scope=7)])
+    assert not out.passed and out.severity == "error" and not out.blocking
+    assert out.metadata["issues_by_rule"][rule] == 1
+    assert out.metadata["failing_scopes"] == [7] and out.metadata["failing_scopes_total"] == 1
+    assert "first offending board" in out.pictures["overlaid_board"] and "`7`" in out.pictures["overlaid_board"]
+    if rule == "variant_outside_board":  # the pack rules cannot run on it either: reported, not a crash
+        assert overlay_batch.packs_outcome([placed(), dataclasses.replace(
+            bad(cells=cells, packs=packs, target=2), scope=7)]).metadata["issues_by_rule"] == {"pack_off_board": 1}
+
+
+def test_domain_check_fails_on_a_fog_cell():
+    fogged = Board(W, W, 3, MINES, fog=(23,))
+    p = Placed(9, fogged, R0, dataclasses.replace(GOOD, cells=(15, 23), packs=((15, 23),), target=2))
+    out = overlay_batch.domain_outcome([p])
+    assert not out.passed and out.metadata["issues_by_rule"] == {"variant_on_fog": 1}
+    assert " f" in out.pictures["overlaid_board"] or "f " in out.pictures["overlaid_board"]
+
+
+@pytest.mark.parametrize("changes, rule", [
+    (dict(cells=(7, 23), packs=((7, 23),), target=2), "pack_disconnected"),
+    (dict(cells=(7, 15, 23, 31, 39), packs=((7, 15, 23, 31, 39),), target=5), "pack_size"),
+    (dict(cells=(7, 15, 23, 31), packs=((7, 15), (23, 31))), "packs_touch"),
+    (dict(shortfall=1), "shortfall_mismatch"),
+    (dict(target=3), "count_over_target"),
+    (dict(cells=(7, 15, 47), packs=((7, 15), (47, 55))), "cells_not_union_of_packs"),
+])
+def test_packs_check_fails_on_a_bad_pack(changes, rule):
+    out = overlay_batch.packs_outcome([placed(), bad(**changes)])
+    assert not out.passed and rule in out.metadata["issues_by_rule"]
+    assert out.metadata["failing_scopes"] == [101]
+
+
+@pytest.mark.parametrize("changes, rule", [
+    (dict(global_variant="skewed_veins"), "more_than_one_type"),  # region type + whole-board type
+    (dict(variant_type="skewed_veins", global_variant="skewed_veins", scope="global"), "global_with_cells"),
+    (dict(variant_type=None), "cells_without_type"),
+])
+def test_one_type_check_fails_on_a_board_with_two_types_or_a_global_with_cells(changes, rule):
+    out = overlay_batch.one_type_outcome([bad(**changes)])
+    assert not out.passed and rule in out.metadata["issues_by_rule"]
+
+
+GLOBAL = dict(variant_type="skewed_veins", global_variant="skewed_veins", scope="global", effect="resource_face",
+              effect_value=30, trigger="always", placement="any", cells=(), packs=(), target=0, draws=0)
+
+
+@pytest.mark.parametrize("changes, rule", [
+    (dict(is_boss=True, level_index=2), "boss_without_global"),  # region overlay on a level-2 Boss
+    (dict(is_boss=True, level_index=1, **GLOBAL), "level1_boss_global"),
+    (dict(is_boss=False, level_index=2, **GLOBAL), "global_off_boss"),
+])
+def test_boss_check_fails_when_the_boss_rule_is_broken(changes, rule):
+    out = overlay_batch.boss_outcome([bad(**changes)], applies=True)
+    assert not out.passed and rule in out.metadata["issues_by_rule"]
+    assert overlay_batch.boss_outcome([bad(**changes)], applies=False).passed  # table without a global type
+
+
+def test_boss_check_passes_on_the_boss_rows_it_describes():
+    out = overlay_batch.boss_outcome([bad(is_boss=True, level_index=2, **GLOBAL)])
+    assert out.passed and out.metadata["global_variants"] == {"skewed_veins": 1}
+    assert out.metadata["expected"] == "the global type on every board, zero variant cells"
+    assert overlay_batch.boss_outcome([bad(is_boss=True, level_index=1)]).passed  # level 1 Boss: immune
+
+
+WEIGHTS = ResourceWeights((
+    ResourceWeight("damage_up", "增伤", "offense", 40),
+    ResourceWeight("heal", "回血", "survival", 30),
+    ResourceWeight("gp", "GP", "whitelist", 7),
+))
+
+
+def test_skew_check_passes_on_a_sound_table_and_fails_on_a_pool_that_is_not_77():
+    good = overlay_batch.skew_outcome(WEIGHTS, [0, 30])
+    assert good.passed and good.metadata["totals"] == {"0": 77, "30": 77}
+    assert good.metadata["family_totals"]["30"] == {"offense": 49, "survival": 21, "whitelist": 7}
+    short = ResourceWeights(WEIGHTS.rows[:2] + (ResourceWeight("gp", "GP", "whitelist", 6),))
+    out = overlay_batch.skew_outcome(short, [0, 30])
+    assert not out.passed and out.metadata["issues_by_rule"] == {"skew_total": 2}
+    assert overlay_batch.skew_outcome(None, [0]).passed  # no resource table: not applicable
+
+
+def test_skew_check_fails_when_the_skew_moves_the_whitelist_or_touches_the_off_state(monkeypatch):
+    real = skew.skew_weights
+
+    def leaky(weights, effect_value):
+        out = real(weights, effect_value)
+        rows = list(out.rows)
+        rows[0] = dataclasses.replace(rows[0], weight=rows[0].weight - 1)  # offense pays the whitelist
+        rows[2] = dataclasses.replace(rows[2], weight=rows[2].weight + 1)
+        return ResourceWeights(tuple(rows), out.source)
+
+    monkeypatch.setattr(variant_checks, "skew_weights", leaky)
+    monkeypatch.setattr(overlay_batch, "skew_weights", leaky)
+    out = overlay_batch.skew_outcome(WEIGHTS, [0, 30])
+    assert not out.passed
+    assert out.metadata["issues_by_rule"]["skew_whitelist_moved"] == 2
+    assert out.metadata["issues_by_rule"]["skew_off_not_identical"] == 1
+    assert out.metadata["off_state_identical"] is False
+
+
+def test_skew_values_cover_the_off_state_and_every_resource_face_value():
+    from boardgen_pipeline.catalog import load_catalog
+
+    variation = load_catalog().variation
+    assert overlay_batch.skew_effect_values(variation, []) == [0, 30]
+    assert overlay_batch.skew_effect_values(variation, [bad(is_boss=True, level_index=2,
+                                                            **{**GLOBAL, "effect_value": 12})]) == [0, 12, 30]
+
+
+# --- through Dagster ------------------------------------------------------------------------------
+
+
+def test_a_failing_overlay_check_reaches_dagster_with_its_numbers(tmp_path, monkeypatch):
+    real = overlay_batch.overlay_records
+
+    def on_a_mine(records, board_gen, variation):
+        out = real(records, board_gen, variation)
+        layout = records[0]["layout"].replace("/", "")
+        mine = layout.index("*")  # row-major index of the first mine (layout rows joined)
+        out[0]["cells"] = sorted([*out[0]["cells"], mine])
+        out[0]["packs"] = [*out[0]["packs"], [mine]]
+        out[0]["cell_count"] += 1
+        return out
+
+    monkeypatch.setattr(overlay_batch, "overlay_records", on_a_mine)
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        assert run_validate(defs, instance).success
+        result = run_partition(defs, instance, "1-0")
+    assert result.success  # not blocking: the report is still written
+    assert "calibration_report" in materialized(result)
+    checks = checks_of(result)
+    dom = checks[overlay_batch.CHECK_DOMAIN]
+    assert not dom.passed and dom.severity == dg.AssetCheckSeverity.ERROR and dom.partition == "1-0"
+    records = parquet_records(warehouse.partition_path(root, "variant_overlays", (1, 0)))
+    assert meta(dom)["issues_by_rule"] == {"variant_on_mine": 1}
+    assert meta(dom)["failing_scopes"] == [records[0]["board_scope"]]
+    assert "first offending board" in meta(dom)["overlaid_board"]
+    assert not checks[overlay_batch.CHECK_PACKS].passed  # a one-cell pack is below pack_min
+    assert checks[overlay_batch.CHECK_ONE_TYPE].passed and checks[overlay_batch.CHECK_SKEW].passed
+
+
+def _set_cap(tables, value):
+    path = tables / "board_gen.toml"
+    text = path.read_text()
+    start = text.index("node_depth = 1")
+    end = text.index("[[rows]]", start)
+    block = text[start:end].replace("r0_max_cap = 50", f"r0_max_cap = {value}")
+    path.write_text(text[:start] + block + text[end:])
+
+
+def test_an_illegal_batch_withdraws_the_rows_overlays(tmp_path):
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    defs = defs_for(tables, root)
+    path = warehouse.partition_path(root, "variant_overlays", (1, 1))
+    with dg.instance_for_test() as instance:
+        assert run_validate(defs, instance).success
+        assert run_partition(defs, instance, "1-1").success and path.exists()
+        _set_cap(tables, 9)  # R0 above 9 cells is illegal: every board of the row
+        result = run_partition(defs, instance, "1-1")
+    assert not result.success and "variant_overlays" not in materialized(result)
+    assert not checks_of(result)["a_prime_no_illegal_board"].passed
+    assert not path.exists()  # the overlays of the older row version went with its boards
+
+
+def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path):
+    from assets.automation import OVERLAY_SELECTION, table_edit_sensor
+
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    settings = settings_for(tables, root)
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        materialize_all(defs, instance)
+        before = files_state(root)
+
+        def cells(key):
+            path = warehouse.partition_path(root, "variant_overlays", key)
+            return sum(r["cell_count"] for r in parquet_records(path))
+
+        cells_before = cells((1, 0))
+        text = (tables / "variation.toml").read_text()
+        (tables / "variation.toml").write_text(text.replace("percent_of_cells = 8 ", "percent_of_cells = 20 "))
+        context = dg.build_sensor_context(instance=instance, definitions=defs, resources={"settings": settings})
+        result = table_edit_sensor(context)
+        requests = list(result.run_requests)
+        assert [(r.partition_key, r.tags["boardgen/reason"]) for r in requests] == [
+            ("1-0", "overlays changed"), ("1-1", "overlays changed"), ("2-0", "overlays changed")]
+        assert all(list(r.asset_selection) == OVERLAY_SELECTION for r in requests)
+        for r in requests:
+            run = run_partition(defs, instance, r.partition_key, list(r.asset_selection))
+            assert run.success and materialized(run) == {"validated_rows", "variant_overlays"}
+        after = files_state(root)
+        for key in ("1-0", "1-1", "2-0"):
+            level, depth = key.split("-")
+            boards = f"boards/level_index={level}/node_depth={depth}/part.parquet"
+            assert after[boards] == before[boards]  # boards untouched, bytes and mtime
+        assert cells((1, 0)) > cells_before and cells((2, 0)) == 0  # more cells on battle rows, none on a Boss row
+        again = table_edit_sensor(dg.build_sensor_context(instance=instance, definitions=defs, cursor=result.cursor,
+                                                          resources={"settings": settings}))
+        assert not getattr(again, "run_requests", None)
