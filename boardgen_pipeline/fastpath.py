@@ -120,6 +120,22 @@ def place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius):
 
 
 @njit(cache=True, error_model="numpy")
+def numbers_from_placed(work, N, mines, nb, nbn, num):
+    """Numbers of a freshly placed board by scattering from its mines (the
+    first N cells of ``work`` that were not shaved): 8 increments a mine
+    instead of 8 loads a cell. Returns |S|."""
+    num[:] = 0
+    placed = 0
+    for i in range(N):
+        c = work[i]
+        if mines[c] == 1:
+            placed += 1
+            for k in range(nbn[c]):
+                num[nb[c, k]] += 1
+    return mines.shape[0] - placed
+
+
+@njit(cache=True, error_model="numpy")
 def numbers_of(mines, nb, nbn, num):
     safe = 0
     for c in range(mines.shape[0]):
@@ -316,7 +332,7 @@ def _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, part
 
 
 @njit(cache=True, error_model="numpy")
-def closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, partners, pcount,
+def closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, partners, pcount,
             stack, inq, fq, pend, cmask, cm, ccnt):
     """Grow ``rev`` (revealed) and ``known`` (proven mines) to the least fixed
     point of chain + single (+ subset) + fog meta-knowledge.
@@ -335,14 +351,20 @@ def closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, partners, pc
     sp = 0
     pp = 0
     for c in range(NC):
-        inq[c] = 2  # every cached constraint starts stale
-    for c in range(NC):
-        if rev[c] == 1:
-            sp = _touch(c, rev, num, fog, W, H, stack, sp, inq)
-            for k in range(nbn[c]):
-                n = nb[c, k]
-                if fog[n] == 1 and rev[n] == 0:
-                    sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
+        # every revealed numbered cell starts queued, every cache stale
+        if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
+            inq[c] = 3
+            stack[sp] = c
+            sp += 1
+        else:
+            inq[c] = 2
+    if has_fog:
+        for c in range(NC):
+            if rev[c] == 1:
+                for k in range(nbn[c]):
+                    n = nb[c, k]
+                    if fog[n] == 1 and rev[n] == 0:
+                        sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
     while sp > 0 or pp > 0:
         if sp > 0:
             sp -= 1
@@ -360,7 +382,16 @@ def closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, partners, pc
         if cnt == 0:
             continue
         if m == 0 or m == cnt:
-            sp = _apply(widen[ma], m == 0, c % W, c // W, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+            x = c % W
+            y = c // W
+            for b in range(9):
+                if ma >> b & 1:
+                    n = (y + b // 3 - 1) * W + (x + b % 3 - 1)
+                    if m == 0:
+                        sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
+                    elif known[n] == 0:
+                        known[n] = 1
+                        sp = _touch(n, rev, num, fog, W, H, stack, sp, inq)
             continue
         if not use_subset:
             continue
@@ -403,7 +434,7 @@ def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
     rev[:] = 0
     known[:] = 0
     r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
-    closure(rev, known, num, fog, use_subset, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
+    closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
             newsafe, mark, con_cell, queue, con_mask, con_m, con_at)
     revealed = 0
     for c in range(mines.shape[0]):
@@ -411,47 +442,76 @@ def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
     return safe, r0, revealed
 
 
+# The legality gates in the order an attempt meets them (SPEC 2.4), cheapest
+# first; each rejected attempt counts under the first one it fails. Free-open
+# comes before the cap: a free-open board (R0 = S) nearly always exceeds the
+# cap too, and "free open" is the more telling name for it.
+GATE_ORDER = ("free_open", "r0_cap", "min_safe", "unreachable")
+
+# run_attempts' summary array ``out``
+OUT_RAN, OUT_PASSED, OUT_CAP, OUT_UNREACH, OUT_FREE, OUT_MINSAFE, OUT_KNOWN = range(7)
+OUT_SIZE = 8
+
+
 @njit(cache=True, error_model="numpy")
 def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
                  max_attempts, t_num, t_den, nb, nbn, widen,
                  mines, num, rev, known, fog, seen, work,
                  con_cell, con_mask, con_m, con_at, newsafe, mark, queue,
-                 a_state, a_draws, a_removed, a_mines, a_safe, a_r0, a_unreach, a_revealed):
+                 a_state, a_draws, a_removed, a_mines, a_safe, a_r0, a_unreach, a_revealed, out):
     """The attempt loop of SPEC 2.5 up to the first passing attempt.
 
     Per attempt k it records the stream state and draw count at its start
     (so any attempt can be replayed), ring_removed, actual mines, |S|, |R0|,
     unreachable safe cells and |R∞| (-1 when illegal: legality is checked
-    before quality and an illegal attempt is never measured). Returns the
-    number of attempts run; the last one passed iff its |R∞| meets the
-    target."""
+    before quality and an illegal attempt is never measured). ``out`` gets
+    the attempts run, whether the last one passed, the rejection counts per
+    gate and the mines the solver proved on the last attempt."""
     cx = (W - 1) // 2
     cy = (H - 1) // 2
     centre = cy * W + cx
+    out[:] = 0
     for k in range(max_attempts):
         a_state[k] = st[0]
         a_draws[k] = draws[0]
         removed = place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius)
-        safe = numbers_of(mines, nb, nbn, num)
+        safe = numbers_from_placed(work, N, mines, nb, nbn, num)
         rev[:] = 0
         known[:] = 0
         r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
-        unreach = unreachable_safe(mines, nb, nbn, centre, safe, seen, queue)
         a_removed[k] = removed
         a_mines[k] = N - removed
         a_safe[k] = safe
         a_r0[k] = r0
-        a_unreach[k] = unreach
+        a_unreach[k] = -1  # not computed: an earlier gate already rejected the attempt
         a_revealed[k] = -1
-        legal = unreach == 0 and safe >= min_safe and r0 != safe and r0 <= cap
-        if not legal:
+        out[OUT_RAN] = k + 1
+        # legality gates, cheapest first; an illegal attempt is counted under
+        # the first gate it fails (GATE_ORDER), and never scored
+        if r0 == safe:
+            out[OUT_FREE] += 1
             continue
-        closure(rev, known, num, fog, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
+        if r0 > cap:
+            out[OUT_CAP] += 1
+            continue
+        if safe < min_safe:
+            out[OUT_MINSAFE] += 1
+            continue
+        unreach = unreachable_safe(mines, nb, nbn, centre, safe, seen, queue)
+        a_unreach[k] = unreach
+        if unreach > 0:
+            out[OUT_UNREACH] += 1
+            continue
+        closure(rev, known, num, fog, False, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
                 newsafe, mark, con_cell, queue, con_mask, con_m, con_at)
         revealed = 0
         for c in range(W * H):
             revealed += rev[c]
         a_revealed[k] = revealed
         if np.int64(revealed) * t_den >= t_num * np.int64(safe):
-            return k + 1
-    return max_attempts
+            out[OUT_PASSED] = 1
+            nk = 0
+            for c in range(W * H):
+                nk += known[c]
+            out[OUT_KNOWN] = nk
+            return

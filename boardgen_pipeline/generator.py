@@ -133,6 +133,9 @@ class _Scratch:
         ws = cache.get((width, height))
         if ws is None:
             ws = cache[(width, height)] = fastpath.Workspace(width, height)
+            ws.st = np.zeros(1, np.uint64)
+            ws.dr = np.zeros(1, np.int64)
+            ws.out = np.zeros(fastpath.OUT_SIZE, np.int64)
             ws.a = {name: np.zeros(attempts, dtype) for name, dtype in (
                 ("state", np.uint64), ("draws", np.int64), ("removed", np.int64), ("mines", np.int64),
                 ("safe", np.int64), ("r0", np.int64), ("unreach", np.int64), ("revealed", np.int64))}
@@ -152,42 +155,50 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
     a = ws.a
     n = mines_target(row.mine_density, W, H, spawn_side)
     target = target_fraction(row.inferability_target)
-    st = np.array([stream.state], dtype=np.uint64)
-    draws = np.array([stream.draws], dtype=np.int64)
+    st, dr = ws.st, ws.dr
+    st[0] = stream.state
+    dr[0] = stream.draws
     shave = spawn_side // 2 + row.shave_ring_radius
-    ran = fastpath.run_attempts(
-        st, draws, cand, spawn, n, W, H, shave, row.min_safe_count, row.r0_max_cap,
+    fastpath.run_attempts(
+        st, dr, cand, spawn, n, W, H, shave, row.min_safe_count, row.r0_max_cap,
         row.max_gen_attempts, target.numerator, target.denominator, nb, nbn, fastpath.WIDEN,
         ws.mines, ws.num, ws.rev, ws.known, ws.fog, ws.seen, ws.work,
         ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark, ws.queue,
-        a["state"], a["draws"], a["removed"], a["mines"], a["safe"], a["r0"], a["unreach"], a["revealed"],
+        a["state"], a["draws"], a["removed"], a["mines"], a["safe"], a["r0"], a["unreach"], a["revealed"], ws.out,
     )
     stream.state = int(st[0])
-    stream.draws = int(draws[0])
-    last = ran - 1
-    safe_a, r0_a, rev_a = a["safe"][:ran], a["r0"][:ran], a["revealed"][:ran]
-    if rev_a[last] >= 0 and rev_a[last] * target.denominator >= target.numerator * safe_a[last]:
+    stream.draws = int(dr[0])
+    ran, passed, cap_rej, unreach_rej, free_rej, minsafe_rej, known = ws.out.tolist()[:7]
+    if passed:
         # the common case: the last attempt passed, and the kernel's scratch
         # arrays still hold its board and closure
-        exit_, k = "passed", last
-        revealed, safe, r0 = int(rev_a[last]), int(safe_a[last]), int(r0_a[last])
+        exit_, k = "passed", ran - 1
+        revealed, safe, r0 = int(a["revealed"][k]), int(a["safe"][k]), int(a["r0"][k])
     else:
-        attempts = _attempts(a, ran, row)
-        exit_, chosen = choose_exit(attempts, target)
-        k = chosen.k - 1
-        if k != last:
-            # replay the chosen attempt from the stream state recorded at its start
+        def unreachable(k):
             rst = np.array([a["state"][k]], dtype=np.uint64)
-            rdr = np.zeros(1, dtype=np.int64)
-            fastpath.place(rst, rdr, cand, ws.work, ws.mines, n, W, (W - 1) // 2, (H - 1) // 2, shave)
+            fastpath.place(rst, np.zeros(1, np.int64), cand, ws.work, ws.mines, n, W, (W - 1) // 2, (H - 1) // 2,
+                           shave)
+            safe_k = fastpath.numbers_of(ws.mines, nb, nbn, ws.num)
+            return int(fastpath.unreachable_safe(ws.mines, nb, nbn, ((H - 1) // 2) * W + (W - 1) // 2, safe_k,
+                                                 ws.seen, ws.queue))
+
+        exit_, chosen = choose_exit(_attempts(a, ran, row, unreachable), target)
+        k = chosen.k - 1
+        # replay the chosen attempt from the stream state recorded at its start
+        # (the scratch board holds the last attempt, or a replay of the ranking)
+        rst = np.array([a["state"][k]], dtype=np.uint64)
+        fastpath.place(rst, np.zeros(1, np.int64), cand, ws.work, ws.mines, n, W, (W - 1) // 2, (H - 1) // 2, shave)
         safe, r0, revealed = fastpath.measure_into(
             ws.mines, ws.fog, False, True, spawn, W, H, nb, nbn, fastpath.WIDEN,
             ws.num, ws.rev, ws.known, ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark,
             ws.queue,
         )
         safe, r0, revealed = int(safe), int(r0), int(revealed)
+        known = int(ws.known.sum())
     mines = ws.mines.tobytes()
     board = Board(W, H, spawn_side, mines)
+    removed = int(a["removed"][k])
     metrics = {
         "metric_version": METRIC_VERSION,
         "inferability": revealed / safe,
@@ -198,15 +209,15 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
         "safe_core": safe,
         "r0_size": r0,
         "mines_target": n,
-        "mines_actual": int(a["mines"][k]),
-        "ring_removed": int(a["removed"][k]),
-        "unreachable_safe": int(a["unreach"][k]),
-        "known_mines": int(ws.known.sum()),
+        "mines_actual": n - removed,
+        "ring_removed": removed,
+        "unreachable_safe": max(0, int(a["unreach"][k])),
+        "known_mines": known,
         "attempts_used": ran,
-        "r0_cap_rejected": int((r0_a > row.r0_max_cap).sum()),
-        "unreachable_rejected": int((a["unreach"][:ran] > 0).sum()),
-        "free_open_rejected": int((r0_a == safe_a).sum()),
-        "min_safe_rejected": int((safe_a < row.min_safe_count).sum()),
+        "r0_cap_rejected": cap_rej,
+        "unreachable_rejected": unreach_rej,
+        "free_open_rejected": free_rej,
+        "min_safe_rejected": minsafe_rej,
         "chosen_attempt": k + 1,
         "exit": exit_,
         "degraded": exit_ == "best_legal",
@@ -242,7 +253,14 @@ def fast_layout(mines: bytes, width: int) -> str:
     return "/".join(text[i : i + width] for i in range(0, len(text), width))
 
 
-def _attempts(a: dict, ran: int, row: BoardGenRow) -> list[Attempt]:
+def _attempts(a: dict, ran: int, row: BoardGenRow, unreachable=None) -> list[Attempt]:
+    """The attempt records of a kernel run. ``unreachable(k)`` supplies the
+    unreachable count the kernel skipped (-1: an earlier gate rejected the
+    attempt); it is only needed to rank attempts for the least-bad exit."""
+    if unreachable is not None and not (a["revealed"][:ran] >= 0).any():
+        for k in range(ran):
+            if a["unreach"][k] < 0:
+                a["unreach"][k] = unreachable(k)
     return [
         Attempt(
             k=k + 1,
@@ -250,7 +268,7 @@ def _attempts(a: dict, ran: int, row: BoardGenRow) -> list[Attempt]:
             mines_actual=int(a["mines"][k]),
             safe_count=int(a["safe"][k]),
             r0_size=int(a["r0"][k]),
-            unreachable_safe=int(a["unreach"][k]),
+            unreachable_safe=max(0, int(a["unreach"][k])),
             revealed=None if a["revealed"][k] < 0 else int(a["revealed"][k]),
             min_safe_gap=max(0, row.min_safe_count - int(a["safe"][k])),
             cap_excess=max(0, int(a["r0"][k]) - row.r0_max_cap),
@@ -282,6 +300,25 @@ def generate(
     out.metrics["level_index"] = level_index
     out.metrics["node_depth"] = node_depth
     return out
+
+
+def first_failed_gate(a: Attempt) -> str | None:
+    """The gate that rejected an attempt, in ``fastpath.GATE_ORDER``."""
+    failed = {"r0_cap": a.cap_excess > 0, "free_open": a.free_open, "min_safe": a.min_safe_gap > 0,
+              "unreachable": a.unreachable_safe > 0}
+    return next((g for g in fastpath.GATE_ORDER if failed[g]), None)
+
+
+def rejection_counts(attempts: list[Attempt]) -> dict:
+    """Rejected attempts per gate (each counted once, under its first failed
+    gate): the four counts add up to the illegal attempts."""
+    gates = [first_failed_gate(a) for a in attempts]
+    return {
+        "r0_cap_rejected": gates.count("r0_cap"),
+        "unreachable_rejected": gates.count("unreachable"),
+        "free_open_rejected": gates.count("free_open"),
+        "min_safe_rejected": gates.count("min_safe"),
+    }
 
 
 def legality_reasons(measure, min_safe_count: int, r0_max_cap: int) -> list[str]:
@@ -380,10 +417,7 @@ def _generate_with_fog(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap
         "unreachable_safe": chosen.unreachable_safe,
         "known_mines": int(ws.known.sum()),
         "attempts_used": len(attempts),
-        "r0_cap_rejected": sum(1 for x in attempts if x.cap_excess > 0),
-        "unreachable_rejected": sum(1 for x in attempts if x.unreachable_safe > 0),
-        "free_open_rejected": sum(1 for x in attempts if x.free_open),
-        "min_safe_rejected": sum(1 for x in attempts if x.min_safe_gap > 0),
+        **rejection_counts(attempts),
         "chosen_attempt": chosen.k,
         "exit": exit_,
         "degraded": exit_ == "best_legal",

@@ -67,7 +67,7 @@ GOLDEN_VECTORS = [
     ((1, 0, 0, 0), ".*......../..*...*.../*......*../.*.....*.*/.........*/........../.......*.*/*..*....../"
                    "....***.*./......*.*.", dict(revealed=79, safe_count=81, r0_size=40, mines_target=23,
                    mines_actual=19, ring_removed=4, attempts_used=2, exit="passed", r0_cap_rejected=1,
-                   unreachable_rejected=1, known_mines=18, chosen_attempt=2)),
+                   unreachable_rejected=0, known_mines=18, chosen_attempt=2)),
     ((1, 0, 1, 0), "*....**.*./..**....../.*.....*../**......../.*......../.......*../........*./*.*..*..../"
                    "..**....*./...*.*...*", dict(revealed=78, safe_count=78, r0_size=28, mines_target=23,
                    mines_actual=22, ring_removed=1, attempts_used=3, exit="passed", r0_cap_rejected=2,
@@ -80,7 +80,7 @@ GOLDEN_VECTORS = [
     ((1, 0, 0, 99), ".........*/....***.../.*......../*........./........../*........./........*./..******../"
                     "....*.*.../.*...*....", dict(revealed=76, safe_count=82, r0_size=45, mines_target=23,
                     mines_actual=18, ring_removed=5, attempts_used=16, exit="best_legal", r0_cap_rejected=10,
-                    unreachable_rejected=1, known_mines=14, chosen_attempt=4)),
+                    unreachable_rejected=0, known_mines=14, chosen_attempt=4)),
     ((2, 0, 3, 0), "..*..***./......*../..*....*./.**.....*/.**....../*.....*../......*../..*.**.*.",
      dict(revealed=44, safe_count=53, r0_size=21, mines_target=19, mines_actual=19, ring_removed=0,
           attempts_used=3, exit="best_legal", r0_cap_rejected=0, unreachable_rejected=0, known_mines=15,
@@ -174,12 +174,15 @@ def test_ac_clearable_and_legality_before_quality():
             if not m["illegal"]:
                 assert unreachable_safe(board.mines, board.width, board.height) == 0
     r = GOLDEN_TABLE.resolve(1, 0)
-    _, m = generate(1, 0, 0, master_seed=99, table=GOLDEN_TABLE)  # best_legal with 1 unreachable attempt
+    _, m = generate(1, 0, 0, master_seed=99, table=GOLDEN_TABLE)  # best_legal after 16 attempts
     attempts, _ = replay(r, 3, 0, 99)
     chosen = attempts[m["chosen_attempt"] - 1]
-    assert m["exit"] == "best_legal" and chosen["legal"] and m["unreachable_rejected"] == 1
+    assert m["exit"] == "best_legal" and chosen["legal"]
     best_illegal = max(Fraction(a["revealed"], a["safe"]) for a in attempts if not a["legal"])
     assert m["inferability"] < best_illegal  # a better-scoring illegal attempt was passed over
+    rejected = sum(m[f] for f in ("r0_cap_rejected", "unreachable_rejected", "free_open_rejected",
+                                  "min_safe_rejected"))
+    assert rejected == sum(1 for a in attempts if not a["legal"])
 
 
 def test_ac_pass_line():
@@ -330,3 +333,17 @@ def test_generated_boards_keep_their_invariants(r, scope):
     assert (len(c.r0), len(c.r_infinity), len(c.known_mines)) == (m["r0_size"], m["revealed"], m["known_mines"])
     assert 1 <= m["attempts_used"] <= r.max_gen_attempts
     assert m["exit"] in ("passed", "best_legal", "least_bad")
+    # every illegal attempt is counted once, under the first gate it fails
+    attempts, _ = replay(r, 3, scope)
+    gates = {"free_open": 0, "r0_cap": 0, "min_safe": 0, "unreachable": 0}
+    for a in attempts:
+        if a["r0"] == a["safe"]:
+            gates["free_open"] += 1
+        elif a["r0"] > r.r0_max_cap:
+            gates["r0_cap"] += 1
+        elif a["safe"] < r.min_safe_count:
+            gates["min_safe"] += 1
+        elif a["unreach"] > 0:
+            gates["unreachable"] += 1
+    assert (m["free_open_rejected"], m["r0_cap_rejected"], m["min_safe_rejected"], m["unreachable_rejected"]) == \
+        (gates["free_open"], gates["r0_cap"], gates["min_safe"], gates["unreachable"])
