@@ -13,7 +13,7 @@ from boardgen_pipeline.solver import METRIC_VERSION
 
 from .checks import board_check_specs, to_check_result
 from .partitions import board_rows
-from .resources import BoardgenSettings
+from .resources import BoardgenSettings, DaskCluster
 from .tables import GROUP, load_table_or_fail, validated_rows
 
 # Bump when the generator's output for the same seed changes (the metric version does).
@@ -43,9 +43,10 @@ def seed_batches(context: dg.AssetExecutionContext, settings: BoardgenSettings) 
     code_version=GENERATOR_CODE_VERSION,
     description="The row's N boards (metrics + layout), Parquet under <warehouse>/boards/ once assertion A' holds.",
 )
-def boards(context: dg.AssetExecutionContext, settings: BoardgenSettings,
+def boards(context: dg.AssetExecutionContext, settings: BoardgenSettings, dask: DaskCluster,
            seed_batches: calibration.SeedBatch) -> dg.MaterializeResult:
-    result = calibration.run_batch(settings.root, seed_batches)
+    with dask.client() as client:
+        result = calibration.run_batch(settings.root, seed_batches, client)
     if not result.published:
         context.log.error(f"row {seed_batches.row.key_text}: {result.report.exits.get('least_bad', 0)} illegal boards; "
                           f"batch rejected to {result.path}, nothing downstream will consume it")

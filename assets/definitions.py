@@ -13,7 +13,7 @@ from .boards import boards, seed_batches
 from .nodemaps import node_map_draws
 from .overlays import variant_overlays
 from .report import calibration_report
-from .resources import BoardgenSettings, settings_from_env
+from .resources import BoardgenSettings, DaskCluster, dask_from_env, settings_from_env
 from .strata import calibration_strata
 from .tables import table_files, validated_rows
 
@@ -24,13 +24,13 @@ ASSETS = [table_files, validated_rows, seed_batches, boards, variant_overlays, c
           node_map_draws, calibration_strata]
 
 
-def build_definitions(settings: BoardgenSettings | None = None) -> dg.Definitions:
+def build_definitions(settings: BoardgenSettings | None = None, dask: DaskCluster | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ASSETS,
         jobs=[calibration_job],
         schedules=[nightly_calibration],
         sensors=[table_edit_sensor],
-        resources={"settings": settings or settings_from_env()},
+        resources={"settings": settings or settings_from_env(), "dask": dask or dask_from_env()},
         executor=dg.in_process_executor,
     )
 

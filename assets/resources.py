@@ -11,6 +11,7 @@ in its run config (``resources: {settings: {config: {samples: 64}}}``).
 
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -45,6 +46,52 @@ class BoardgenSettings(dg.ConfigurableResource):
 
     def load_table(self) -> tables.BoardGenTable:
         return self.load_catalog().board_gen
+
+
+class DaskCluster(dg.ConfigurableResource):
+    """Where a row's batch is generated (issue 7 "Fan-out").
+
+    ``mode``: ``in_process`` (default: no cluster, the batch runs in the step's
+    process), ``local`` (a ``distributed.LocalCluster`` of ``local_workers``
+    processes for the step), or ``scheduler`` (an existing cluster at
+    ``scheduler_address``, e.g. ``tcp://dask-scheduler:8786``). The records
+    are identical in every mode. Set from the environment with
+    ``BOARDGEN_DASK_SCHEDULER`` (scheduler mode) or ``BOARDGEN_DASK_LOCAL_WORKERS``
+    (local mode), or per run in run config."""
+
+    mode: str = "in_process"
+    scheduler_address: str = ""
+    local_workers: int = 2
+
+    @contextmanager
+    def client(self):
+        if self.mode == "in_process":
+            yield None
+            return
+        from distributed import Client, LocalCluster
+
+        if self.mode == "scheduler":
+            if not self.scheduler_address:
+                raise dg.Failure("dask mode 'scheduler' needs scheduler_address", allow_retries=False)
+            with Client(self.scheduler_address) as client:
+                yield client
+        elif self.mode == "local":
+            with LocalCluster(n_workers=self.local_workers, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster, Client(cluster) as client:
+                yield client
+        else:
+            raise dg.Failure(f"unknown dask mode {self.mode!r}: in_process, local or scheduler",
+                             allow_retries=False)
+
+
+def dask_from_env() -> DaskCluster:
+    address = os.environ.get("BOARDGEN_DASK_SCHEDULER", "")
+    local = os.environ.get("BOARDGEN_DASK_LOCAL_WORKERS", "")
+    if address:
+        return DaskCluster(mode="scheduler", scheduler_address=address)
+    if local:
+        return DaskCluster(mode="local", local_workers=int(local))
+    return DaskCluster()
 
 
 def settings_from_env() -> BoardgenSettings:

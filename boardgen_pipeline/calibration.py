@@ -109,10 +109,17 @@ def seed_batch(table: BoardGenTable, key: tuple[int, int], samples: int, master_
     )
 
 
-def generate_batch(batch: SeedBatch) -> list[dict]:
-    """The batch's boards, one metrics record each, in scope order."""
-    table = BoardGenTable(batch.table_path, batch.header, {batch.key: batch.row})
-    records = run_row(table, batch.key, batch.samples, batch.master_seed)
+def generate_batch(batch: SeedBatch, client=None) -> list[dict]:
+    """The batch's boards, one metrics record each, in scope order; on the
+    Dask cluster behind ``client`` when one is given (same records)."""
+    if client is not None:
+        from .fanout import generate_on_cluster
+
+        records = generate_on_cluster(client, batch.row, batch.spawn_side, batch.header.dig_ap_cost,
+                                      batch.scopes, batch.master_seed)
+    else:
+        table = BoardGenTable(batch.table_path, batch.header, {batch.key: batch.row})
+        records = run_row(table, batch.key, batch.samples, batch.master_seed)
     for r in records:
         r["row_fingerprint"] = batch.row_fingerprint
         r["batch_fingerprint"] = batch.batch_fingerprint
@@ -353,7 +360,7 @@ class RowResult:
         }
 
 
-def run_batch(root, batch: SeedBatch) -> RowResult:
+def run_batch(root, batch: SeedBatch, client=None) -> RowResult:
     """Generate a row's boards, evaluate its checks, then publish them, or,
     when any board is illegal (assertion A', blocking), reject them: validate
     before publishing (SPEC 10)."""
@@ -362,7 +369,7 @@ def run_batch(root, batch: SeedBatch) -> RowResult:
     from . import publish
 
     t0 = perf_counter()
-    records = generate_batch(batch)
+    records = generate_batch(batch, client)
     t1 = perf_counter()
     report = evaluate_row(batch.row, records)
     outcomes = check_outcomes(batch, records, report)
