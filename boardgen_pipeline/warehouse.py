@@ -113,25 +113,9 @@ VIEW_SQL = {
 
 
 def refresh_views(root: Path) -> Path:
-    """(Re)create the DuckDB views over whichever datasets have files.
+    """(Re)create the DuckDB views over whichever datasets have files: built
+    in a temporary database file and renamed into place, so a reader holding
+    the database open never blocks a writer (``publish.refresh_views_atomic``)."""
+    from .publish import refresh_views_atomic
 
-    Called once at the end of a run (one writer); readers never need a lock
-    on the Parquet files themselves."""
-    import duckdb
-
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    db = root / DB_NAME
-    globs = {name: glob_for(root, name) for name in DATASETS}
-    con = duckdb.connect(str(db))
-    try:
-        for view, sql in VIEW_SQL.items():
-            dataset = "boards" if view == "board_metrics" else view
-            pattern = globs[dataset]
-            if list(Path("/").glob(pattern.lstrip("/"))):
-                con.execute(f"create or replace view {view} as " + sql.format(**globs))
-            else:
-                con.execute(f"drop view if exists {view}")
-    finally:
-        con.close()
-    return db
+    return refresh_views_atomic(root)
