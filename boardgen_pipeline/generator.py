@@ -199,26 +199,40 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
     mines = ws.mines.tobytes()
     board = Board(W, H, spawn_side, mines)
     removed = int(a["removed"][k])
-    metrics = {
+    metrics = metrics_record(
+        row, stream, n, revealed=revealed, safe=safe, revealed_core=revealed, safe_core=safe, r0=r0,
+        removed=removed, unreachable=max(0, int(a["unreach"][k])), known=known, attempts_used=ran,
+        rejections={"r0_cap_rejected": cap_rej, "unreachable_rejected": unreach_rej,
+                    "free_open_rejected": free_rej, "min_safe_rejected": minsafe_rej},
+        chosen=k + 1, exit_=exit_, layout=fast_layout(mines, W))
+    return Generated(board, metrics)
+
+
+def metrics_record(row: BoardGenRow, stream: Stream, n: int, *, revealed: int, safe: int, revealed_core: int,
+                   safe_core: int, r0: int, removed: int, unreachable: int, known: int, attempts_used: int,
+                   rejections: dict, chosen: int, exit_: str, layout: str, fog=None, budget=None) -> dict:
+    """The metrics record of one board (SPEC 2.6, with seed 001's fog
+    metrics of SPEC 5; rows without fog report them as 0 and core =
+    inferability). Field names are a contract: ``generate --json`` and the
+    warehouse carry them as they are."""
+    W, H = row.board_width, row.board_height
+    return {
         "metric_version": METRIC_VERSION,
         "inferability": revealed / safe,
         "revealed": revealed,
         "safe_count": safe,
-        "inferability_core": revealed / safe,
-        "revealed_core": revealed,
-        "safe_core": safe,
+        "inferability_core": revealed_core / max(1, safe_core),
+        "revealed_core": revealed_core,
+        "safe_core": safe_core,
         "r0_size": r0,
         "mines_target": n,
         "mines_actual": n - removed,
         "ring_removed": removed,
-        "unreachable_safe": max(0, int(a["unreach"][k])),
+        "unreachable_safe": unreachable,
         "known_mines": known,
-        "attempts_used": ran,
-        "r0_cap_rejected": cap_rej,
-        "unreachable_rejected": unreach_rej,
-        "free_open_rejected": free_rej,
-        "min_safe_rejected": minsafe_rej,
-        "chosen_attempt": k + 1,
+        "attempts_used": attempts_used,
+        **rejections,
+        "chosen_attempt": chosen,
         "exit": exit_,
         "degraded": exit_ == "best_legal",
         "illegal": exit_ == "least_bad",
@@ -233,15 +247,14 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
         "master_seed": stream.master_seed,
         "width": W,
         "height": H,
-        "fog_cells": 0,
-        "fog_ratio": 0.0,
-        "fog_regions_placed": 0,
-        "fog_shortfall": 0,
-        "delta_budget_fog": 0,
-        "fog_burden_ratio": 0.0,
-        "layout": fast_layout(mines, W),
+        "fog_cells": len(fog.cells) if fog else 0,
+        "fog_ratio": len(fog.cells) / (W * H) if fog else 0.0,
+        "fog_regions_placed": fog.regions_placed if fog else 0,
+        "fog_shortfall": fog.shortfall if fog else 0,
+        "delta_budget_fog": budget.delta_budget_fog if budget else 0,
+        "fog_burden_ratio": budget.fog_burden_ratio if budget else 0.0,
+        "layout": layout,
     }
-    return Generated(board, metrics)
 
 
 _LAYOUT_CHARS = bytes.maketrans(b"\x00\x01", b".*")
@@ -402,43 +415,9 @@ def _generate_with_fog(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap
     fastpath.flood(spawn, spawn.shape[0], ws.rev, ws.num, ws.fog, nb, nbn, ws.queue)
     budget = fog_budget(mines, numbers, np.flatnonzero(ws.rev).tolist(), fog.cells, W, H, dig_ap_cost)
     board = Board(W, H, spawn_side, mines, fog.cells)
-    metrics = {
-        "metric_version": METRIC_VERSION,
-        "inferability": revealed / safe,
-        "revealed": revealed,
-        "safe_count": safe,
-        "inferability_core": revealed_core / max(1, safe_core),
-        "revealed_core": revealed_core,
-        "safe_core": safe_core,
-        "r0_size": r0,
-        "mines_target": n,
-        "mines_actual": chosen.mines_actual,
-        "ring_removed": chosen.ring_removed,
-        "unreachable_safe": chosen.unreachable_safe,
-        "known_mines": int(ws.known.sum()),
-        "attempts_used": len(attempts),
-        **rejection_counts(attempts),
-        "chosen_attempt": chosen.k,
-        "exit": exit_,
-        "degraded": exit_ == "best_legal",
-        "illegal": exit_ == "least_bad",
-        "alert": ALERTS[exit_],
-        "board_type": row.board_type,
-        "inferability_target": row.inferability_target,
-        "level_index": row.level_index,
-        "node_depth": row.node_depth,
-        "row_key": row.key_text,
-        "label": stream.label,
-        "scope": stream.scope,
-        "master_seed": stream.master_seed,
-        "width": W,
-        "height": H,
-        "fog_cells": len(fog.cells),
-        "fog_ratio": len(fog.cells) / (W * H),
-        "fog_regions_placed": fog.regions_placed,
-        "fog_shortfall": fog.shortfall,
-        "delta_budget_fog": budget.delta_budget_fog,
-        "fog_burden_ratio": budget.fog_burden_ratio,
-        "layout": format_layout(mines, W, H, fog.cells),
-    }
+    metrics = metrics_record(
+        row, stream, n, revealed=revealed, safe=safe, revealed_core=revealed_core, safe_core=safe_core, r0=r0,
+        removed=chosen.ring_removed, unreachable=chosen.unreachable_safe, known=int(ws.known.sum()),
+        attempts_used=len(attempts), rejections=rejection_counts(attempts), chosen=chosen.k, exit_=exit_,
+        layout=format_layout(mines, W, H, fog.cells), fog=fog, budget=budget)
     return Generated(board, metrics)
