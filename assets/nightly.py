@@ -378,6 +378,7 @@ def main(argv=None) -> int:
         f"storage, steps), process start-up and I/O"
     )
     console.print(f"warehouse: {settings.root}   Dagster home: {home}")
+    console.print(f"report chart:  {settings.root / 'calibration_report.png'}  (p10/p50/p90 vs target per row)")
     console.print("open the UI:   make ui   (http://127.0.0.1:3000 -> Assets, group 'calibration'; "
                   f"runs tagged {TRIGGER_TAG}={TRIGGER})")
     console.print(f'query DuckDB:  duckdb {_shown(db)} "select * from calibration_report"   (also: variant_overlays, '

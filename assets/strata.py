@@ -10,7 +10,9 @@ strata.parquet`` (view ``calibration_strata``). The logic is
 
 import dagster as dg
 
-from boardgen_pipeline import publish, strata
+from pathlib import Path
+
+from boardgen_pipeline import charts, publish, strata
 
 from .checks import check_specs, to_check_result
 from .nodemaps import node_map_draws
@@ -32,9 +34,14 @@ def calibration_strata(settings: BoardgenSettings) -> dg.MaterializeResult:
     result = strata.run_strata(settings.root, catalog, settings.samples, settings.master_seed,
                                settings.node_map_adventures)
     db = publish.refresh_views_atomic(settings.root)
+    pictures = {}
+    if result.chart:
+        pictures = {"report_chart_path": dg.MetadataValue.path(result.chart),
+                    "report_chart": dg.MetadataValue.md(charts.png_markdown(Path(result.chart).read_bytes(),
+                                                                            "p10/p50/p90 vs target per row"))}
     return dg.MaterializeResult(
         data_version=dg.DataVersion(publish.file_digest(result.path)),
         metadata={**result.summary(), "path": dg.MetadataValue.path(result.path),
-                  "duckdb": dg.MetadataValue.path(str(db))},
+                  "duckdb": dg.MetadataValue.path(str(db)), **pictures},
         check_results=[to_check_result(o) for o in result.outcomes],
     )

@@ -104,3 +104,26 @@ def report_chart_png(rows: list[dict]) -> bytes:
 def png_markdown(png: bytes, alt: str = "chart") -> str:
     """Markdown showing a PNG inline (data URI)."""
     return f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode('ascii')})"
+
+
+REPORT_CHART = "calibration_report.png"
+
+
+def write_report_chart(root, rows: list[dict]):
+    """Write the per-row chart to ``<root>/calibration_report.png`` (temp file
+    + rename, like every warehouse file) and return its path."""
+    import os
+    import uuid
+    from pathlib import Path
+
+    rows = sorted(rows, key=lambda r: (r["level_index"], r["node_depth"]))
+    path = Path(root) / REPORT_CHART
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_bytes(report_chart_png(rows))
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path

@@ -176,6 +176,9 @@ def cmd_calibrate(args) -> int:
             warehouse.write_partition(root, "calibration_report", key, [report.as_dict()])
             reports.append(report)
     db = warehouse.refresh_views(root)
+    from .charts import write_report_chart
+
+    chart = write_report_chart(root, [r.as_dict() for r in reports])
     out = Table(title=f"F4 calibration, {args.samples} boards per row")
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
                 "retry", "A", "A''", "A'", "B/B'"):
@@ -191,7 +194,7 @@ def cmd_calibrate(args) -> int:
     for w in table.warnings:
         console.print(f"[yellow]assertion E (warning):[/] {w}")
     failed = [r for r in reports if not r.green]
-    console.print(f"warehouse: {root}  (DuckDB: {db})")
+    console.print(f"warehouse: {root}  (DuckDB: {db}; chart: {chart})")
     console.print(f'query: duckdb {db} "select * from calibration_report"')
     if failed:
         console.print(f"[red]{len(failed)} row(s) failed an assertion:[/] "

@@ -180,6 +180,7 @@ class StrataResult:
     outcomes: list[CheckOutcome]
     path: str
     stale: list[str] = field(default_factory=list)
+    chart: str | None = None  # <warehouse>/calibration_report.png
 
     def summary(self) -> dict:
         pools = [r for r in self.records if r["kind"] == "pool"]
@@ -214,4 +215,11 @@ def run_strata(root, catalog, samples: int, master_seed: int = 0,
                              pools_fp=pools_fp,
                              inputs_fp=inputs_fingerprint(pools, adventures, fps) if pools else "")
     path = publish.write_flat(root, DATASET, FILE, records, dataset_schema())
-    return StrataResult(records, [complete_outcome(records, stale, applicable=bool(pools))], str(path), stale)
+    chart = None
+    if current:
+        from . import charts
+
+        # the report's picture: p10/p50/p90 vs target of every current row (issue 8)
+        chart = str(charts.write_report_chart(root, list(current.values())))
+    return StrataResult(records, [complete_outcome(records, stale, applicable=bool(pools))], str(path), stale,
+                        chart)

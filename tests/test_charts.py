@@ -46,3 +46,12 @@ def test_report_chart_and_markdown_embedding():
     md = charts.png_markdown(png, "report")
     assert md.startswith("![report](data:image/png;base64,")
     assert base64.b64decode(md.split(",", 1)[1][:-1]) == png
+
+
+def test_report_chart_is_written_atomically(tmp_path):
+    rows = [dict(level_index=2, node_depth=0, p10=0.8, p50=0.9, p90=0.99, inferability_target=0.85, green=False),
+            dict(level_index=1, node_depth=0, p10=0.9, p50=0.97, p90=1.0, inferability_target=0.85, green=True)]
+    path = charts.write_report_chart(tmp_path, rows)
+    assert path == tmp_path / "calibration_report.png"
+    png_size(path.read_bytes())
+    assert [p.name for p in tmp_path.iterdir()] == ["calibration_report.png"]
