@@ -96,15 +96,9 @@ def _worker_init(barrier=None) -> None:
 def _warm_up() -> None:
     """Load the generator's compiled kernels (numba cache) before the first
     run, so that a row's generation time measures generation only."""
-    from assets.resources import settings_from_env
-    from boardgen_pipeline import batch
-    from boardgen_pipeline.errors import TableError
+    from boardgen_pipeline.generator import warm_up
 
-    try:
-        table = settings_from_env().load_table()
-        batch.run_row(table, table.keys()[0], samples=1)
-    except TableError:
-        pass
+    warm_up()
 
 
 def _execute(job, instance, tags: dict, partition: str | None = None, asset_selection=None):
@@ -191,6 +185,9 @@ def _run_partitions(keys: list[str], tags: dict, workers: int) -> tuple[list, fl
         t0 = time.perf_counter()
         results = [_run_partition(k, tags) for k in keys]
         return results, t_start, time.perf_counter() - t0
+    # compile the kernels once here (numba's on-disk cache), so that on a fresh
+    # clone the workers load them instead of both compiling at the same time
+    _warm_up()
     ctx = multiprocessing.get_context("spawn")  # never fork a process holding SQLite handles
     barrier = ctx.Barrier(workers)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,

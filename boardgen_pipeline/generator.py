@@ -421,3 +421,16 @@ def _generate_with_fog(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap
         attempts_used=len(attempts), rejections=rejection_counts(attempts), chosen=chosen.k, exit_=exit_,
         layout=format_layout(mines, W, H, fog.cells), fog=fog, budget=budget)
     return Generated(board, metrics)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's on-disk cache) every kernel the
+    generator uses: the attempt loop, the fog path, the replay and the
+    measure. Calling it once before starting worker processes lets them load
+    the cache instead of compiling side by side."""
+    base = dict(level_index=1, node_depth=0, board_width=8, board_height=8, mine_density=0.2,
+                inferability_target=0.85, min_safe_count=1, board_type="dungeon", shave_ring_radius=1,
+                r0_max_cap=32)
+    for extra in ({"max_gen_attempts": 2}, {"max_gen_attempts": 1, "r0_max_cap": 9},
+                  {"max_gen_attempts": 1, "fog_region_count": 1, "fog_target_ratio": 0.05}):
+        generate_from_row(BoardGenRow(**{**base, **extra}), 3, derive_at("board_gen", 0))
