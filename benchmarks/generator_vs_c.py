@@ -21,7 +21,9 @@ from pathlib import Path
 from boardgen_pipeline.bench import bench
 
 REPO = Path(__file__).resolve().parent.parent
-BASELINE = REPO.parent / "shared" / "bench" / "baseline.c"
+# ../shared's baseline when the clone sits beside it, else the repo's copy of it
+BASELINE = next(p for p in (REPO.parent / "shared" / "bench" / "baseline.c", REPO / "benchmarks" / "baseline.c")
+                if p.exists())
 
 PRESETS = [
     # name, width, height, density, target, cap, attempts

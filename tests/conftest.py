@@ -9,6 +9,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = REPO.parent / "shared"
+# the C baseline: ../shared's when the clone sits beside it, else the repo's copy
+BASELINE_C = next(p for p in (SHARED / "bench" / "baseline.c", REPO / "benchmarks" / "baseline.c") if p.exists())
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from boardgen_pipeline.generator import legality_reasons
 from boardgen_pipeline.measure import measure_cells, measure_layout
 from boardgen_pipeline.solver import closures
 
-from .conftest import SHARED
+from .conftest import BASELINE_C
 
 EMPTY3 = "........./........./........./"
 
@@ -163,7 +163,7 @@ def test_measure_agrees_with_the_c_baseline(tmp_path):
     import random
 
     exe = tmp_path / "baseline"
-    subprocess.run(["gcc", "-O2", "-o", str(exe), str(SHARED / "bench" / "baseline.c"), "-lm"], check=True)
+    subprocess.run(["gcc", "-O2", "-o", str(exe), str(BASELINE_C), "-lm"], check=True)
     layouts = [g.layout for g in GOLDEN if g.spawn_side == 3 and g.rules == "single_subset"]
     rnd = random.Random(7)  # test data only; library code never uses `random`
     for _ in range(300):
