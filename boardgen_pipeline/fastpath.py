@@ -416,26 +416,26 @@ class Workspace:
         self.known = np.zeros(nc, np.uint8)
         self.fog = np.zeros(nc, np.uint8)
         self.seen = np.zeros(nc, np.uint8)
-        self.mark = np.zeros(nc, np.uint8)
+        self.inq = np.zeros(nc, np.uint8)
         self.queue = np.zeros(nc, np.int32)
-        self.newsafe = np.zeros(nc, np.int32)
-        self.con_cell = np.zeros(nc, np.int32)
-        self.con_mask = np.zeros(nc, np.int64)
-        self.con_m = np.zeros(nc, np.int32)
-        self.con_at = np.full(nc, -1, np.int32)
+        self.stack = np.zeros(nc, np.int32)
+        self.fq = np.zeros(nc, np.int32)
+        self.cmask = np.zeros(nc, np.int64)
+        self.cm = np.zeros(nc, np.int32)
+        self.ccnt = np.full(nc, -1, np.int32)
         self.work = np.zeros(nc, np.int32)
 
 
 @njit(cache=True, error_model="numpy")
 def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
-                 num, rev, known, con_cell, con_mask, con_m, con_at, newsafe, mark, queue):
+                 num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue):
     """Numbers, R0 and R∞ of a layout. Returns ``(safe, r0, revealed)``."""
     safe = numbers_of(mines, nb, nbn, num)
     rev[:] = 0
     known[:] = 0
     r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
     closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
-            newsafe, mark, con_cell, queue, con_mask, con_m, con_at)
+            stack, inq, fq, queue, cmask, cm, ccnt)
     revealed = 0
     for c in range(mines.shape[0]):
         revealed += rev[c]
@@ -457,7 +457,7 @@ OUT_SIZE = 8
 def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
                  max_attempts, t_num, t_den, nb, nbn, widen,
                  mines, num, rev, known, fog, seen, work,
-                 con_cell, con_mask, con_m, con_at, newsafe, mark, queue,
+                 fq, cmask, cm, ccnt, stack, inq, queue,
                  a_state, a_draws, a_removed, a_mines, a_safe, a_r0, a_unreach, a_revealed, out):
     """The attempt loop of SPEC 2.5 up to the first passing attempt.
 
@@ -503,7 +503,7 @@ def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
             out[OUT_UNREACH] += 1
             continue
         closure(rev, known, num, fog, False, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
-                newsafe, mark, con_cell, queue, con_mask, con_m, con_at)
+                stack, inq, fq, queue, cmask, cm, ccnt)
         revealed = 0
         for c in range(W * H):
             revealed += rev[c]

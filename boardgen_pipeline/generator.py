@@ -163,7 +163,7 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
         st, dr, cand, spawn, n, W, H, shave, row.min_safe_count, row.r0_max_cap,
         row.max_gen_attempts, target.numerator, target.denominator, nb, nbn, fastpath.WIDEN,
         ws.mines, ws.num, ws.rev, ws.known, ws.fog, ws.seen, ws.work,
-        ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark, ws.queue,
+        ws.fq, ws.cmask, ws.cm, ws.ccnt, ws.stack, ws.inq, ws.queue,
         a["state"], a["draws"], a["removed"], a["mines"], a["safe"], a["r0"], a["unreach"], a["revealed"], ws.out,
     )
     stream.state = int(st[0])
@@ -191,7 +191,7 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
         fastpath.place(rst, np.zeros(1, np.int64), cand, ws.work, ws.mines, n, W, (W - 1) // 2, (H - 1) // 2, shave)
         safe, r0, revealed = fastpath.measure_into(
             ws.mines, ws.fog, False, True, spawn, W, H, nb, nbn, fastpath.WIDEN,
-            ws.num, ws.rev, ws.known, ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark,
+            ws.num, ws.rev, ws.known, ws.fq, ws.cmask, ws.cm, ws.ccnt, ws.stack, ws.inq,
             ws.queue,
         )
         safe, r0, revealed = int(safe), int(r0), int(revealed)
@@ -386,7 +386,7 @@ def _generate_with_fog(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap
             ws.fog[list(fog.cells)] = 1
             _, _, rv = fastpath.measure_into(
                 ws.mines, ws.fog, bool(fog.cells), True, spawn, W, H, nb, nbn, fastpath.WIDEN,
-                ws.num, ws.rev, ws.known, ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark,
+                ws.num, ws.rev, ws.known, ws.fq, ws.cmask, ws.cm, ws.ccnt, ws.stack, ws.inq,
                 ws.queue,
             )
             revealed = int(rv)
@@ -405,7 +405,7 @@ def _generate_with_fog(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap
     f[list(fog.cells)] = 1
     safe, r0, revealed = (int(v) for v in fastpath.measure_into(
         m, f, bool(fog.cells), True, spawn, W, H, nb, nbn, fastpath.WIDEN,
-        ws.num, ws.rev, ws.known, ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark, ws.queue,
+        ws.num, ws.rev, ws.known, ws.fq, ws.cmask, ws.cm, ws.ccnt, ws.stack, ws.inq, ws.queue,
     ))
     revealed_core = revealed - int((ws.rev & f).sum())
     safe_core = safe - len(fog.cells)

@@ -96,7 +96,7 @@ def measure_cells(
     spawn = np.array(spawn_square(width, height, spawn_side), dtype=np.int32)
     safe, r0, revealed = fastpath.measure_into(
         m, f, bool(f.any()), rules == "single_subset", spawn, width, height, nb, nbn, fastpath.WIDEN,
-        ws.num, ws.rev, ws.known, ws.con_cell, ws.con_mask, ws.con_m, ws.con_at, ws.newsafe, ws.mark, ws.queue,
+        ws.num, ws.rev, ws.known, ws.fq, ws.cmask, ws.cm, ws.ccnt, ws.stack, ws.inq, ws.queue,
     )
     centre = ((height - 1) // 2) * width + (width - 1) // 2
     unreachable = (

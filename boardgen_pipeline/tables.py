@@ -300,5 +300,23 @@ def default_tables_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "tables"
 
 
+_LOADED: dict[str, tuple[tuple[int, int], BoardGenTable]] = {}
+
+
 def load_board_gen_dir(tables_dir: Path | str | None = None) -> BoardGenTable:
-    return load_board_gen(Path(tables_dir or default_tables_dir()) / DEFAULT_TABLE)
+    """``board_gen.toml`` of a tables directory. The validated table is kept
+    until the file changes (size or mtime), so a caller generating board
+    after board does not re-read and re-validate it each time, and an edited
+    file is picked up by the next call (a call snapshots its row)."""
+    path = Path(tables_dir or default_tables_dir()) / DEFAULT_TABLE
+    try:
+        st = path.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        return load_board_gen(path)  # reports the missing file
+    hit = _LOADED.get(str(path))
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    table = load_board_gen(path)
+    _LOADED[str(path)] = (stamp, table)
+    return table

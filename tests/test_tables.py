@@ -116,3 +116,17 @@ def test_row_fingerprint_changes_only_with_the_row(tmp_path):
     b = load_board_gen(write_table(tmp_path / "b.toml", [BASE_ROW, {**BASE_ROW, "node_depth": 1, "mine_density": 0.2}]))
     assert a.row_fingerprint((1, 0)) == b.row_fingerprint((1, 0))
     assert a.row_fingerprint((1, 1)) != b.row_fingerprint((1, 1))
+
+
+def test_the_table_is_reloaded_when_its_file_changes(tmp_path):
+    import os
+
+    d = tmp_path / "t"
+    path = write_table(d / "board_gen.toml", [BASE_ROW])
+    first = load_board_gen_dir(d)
+    assert load_board_gen_dir(d) is first  # unchanged file: not re-read
+    write_table(path, [{**BASE_ROW, "mine_density": 0.2}])
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    again = load_board_gen_dir(d)
+    assert again is not first and again.rows[(1, 0)].mine_density == 0.2
