@@ -7,7 +7,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: run test ui bench validate clean
+.PHONY: run test lint ui bench validate clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -20,7 +20,13 @@ run: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/ensure_chromium.sh
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 ui: $(STAMP)
 	$(PY) -m assets.home

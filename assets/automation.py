@@ -15,7 +15,7 @@ selections of it:
 - ``VALIDATE_SELECTION``: the table assets alone.
 
 The sensor compares fingerprints in the tables with the ones the warehouse
-stores (``boardgen_pipeline.regen``): it requests runs for exactly the rows
+stores (``boardgen_pipeline.steps.regen``): it requests runs for exactly the rows
 whose boards changed, overlay-only runs for rows whose boards are current but
 whose overlays are not (an edit of ``variation.toml``), and one pools run
 when the pools, the adventure count or any current row report differ from
@@ -30,8 +30,10 @@ import time
 
 import dagster as dg
 
-from boardgen_pipeline import publish, regen
+from boardgen_pipeline.calibration import fingerprints
 from boardgen_pipeline.errors import TableError
+from boardgen_pipeline.steps import regen
+from boardgen_pipeline.warehouse import publish
 
 from .partitions import board_rows
 from .resources import BoardgenSettings
@@ -80,7 +82,7 @@ def nightly_calibration(context: dg.ScheduleEvaluationContext, settings: Boardge
     except TableError:
         # The run fails at validated_rows with the validation report; nothing downstream runs.
         return dg.RunRequest(run_key=f"nightly-{day}-invalid-table", asset_selection=VALIDATE_SELECTION, tags=tags)
-    keys = sorted(regen.fingerprints_now(table, settings.samples, settings.master_seed), key=regen.row_key)
+    keys = sorted(fingerprints.fingerprints_now(table, settings.samples, settings.master_seed), key=fingerprints.row_key)
     missing = [k for k in keys if k not in set(context.instance.get_dynamic_partitions(board_rows.name))]
     if missing:  # a schedule cannot return partition requests: register new rows so their runs resolve
         context.instance.add_dynamic_partitions(board_rows.name, missing)
@@ -113,7 +115,7 @@ def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSet
             cursor=regen.dump_cursor(cursor),
         )
     table = catalog.board_gen
-    now = regen.fingerprints_now(table, settings.samples, settings.master_seed)
+    now = fingerprints.fingerprints_now(table, settings.samples, settings.master_seed)
     stored = regen.fingerprints_stored(settings.root, now)
     registered = context.instance.get_dynamic_partitions(board_rows.name)
     clock = time.time()
@@ -123,9 +125,9 @@ def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSet
     # Overlays of rows whose published boards stay: stale when the variation table (or the row's
     # Boss flag) changed. A rejected batch has no overlays to place; a row whose run was in flight
     # until now may still be writing them: next tick.
-    published = {regen.partition_key(k) for k in publish.keys_in(settings.root, "boards")}
+    published = {fingerprints.partition_key(k) for k in publish.keys_in(settings.root, "boards")}
     boards_current = [k for k in plan.keep if k in published and k not in was_in_flight]
-    overlays_now = {k: fp for k, fp in regen.overlay_fingerprints_now(catalog, settings.samples,
+    overlays_now = {k: fp for k, fp in fingerprints.overlay_fingerprints_now(catalog, settings.samples,
                                                                      settings.master_seed).items()
                     if k in boards_current}
     overlays = regen.advance_stale(cursor, "overlays_in_flight", overlays_now,

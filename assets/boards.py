@@ -8,8 +8,10 @@ any order, on any machine, at the same time.
 
 import dagster as dg
 
-from boardgen_pipeline import calibration, publish, regen
-from boardgen_pipeline.solver import METRIC_VERSION
+from boardgen_pipeline.board.solver import METRIC_VERSION
+from boardgen_pipeline.calibration import fingerprints, seeds
+from boardgen_pipeline.steps import calibrate_row
+from boardgen_pipeline.warehouse import publish
 
 from .checks import board_check_specs, to_check_result
 from .partitions import board_rows
@@ -28,9 +30,9 @@ GENERATOR_CODE_VERSION = f"metric_v{METRIC_VERSION}"
 )
 def seed_batches(context: dg.AssetExecutionContext, settings: BoardgenSettings) -> dg.Output:
     table = load_table_or_fail(settings)
-    key = regen.row_key(context.partition_key)
+    key = fingerprints.row_key(context.partition_key)
     try:
-        batch = calibration.seed_batch(table, key, settings.samples, settings.master_seed)
+        batch = seeds.seed_batch(table, key, settings.samples, settings.master_seed)
     except KeyError as exc:
         raise dg.Failure(description=str(exc.args[0]), allow_retries=False) from None
     return dg.Output(batch, data_version=dg.DataVersion(batch.batch_fingerprint), metadata=batch.describe())
@@ -44,9 +46,9 @@ def seed_batches(context: dg.AssetExecutionContext, settings: BoardgenSettings) 
     description="The row's N boards (metrics + layout), Parquet under <warehouse>/boards/ once assertion A' holds.",
 )
 def boards(context: dg.AssetExecutionContext, settings: BoardgenSettings, dask: DaskCluster,
-           seed_batches: calibration.SeedBatch) -> dg.MaterializeResult:
+           seed_batches: seeds.SeedBatch) -> dg.MaterializeResult:
     with dask.client() as client:
-        result = calibration.run_batch(settings.root, seed_batches, client)
+        result = calibrate_row.run_batch(settings.root, seed_batches, client)
     if not result.published:
         context.log.error(f"row {seed_batches.row.key_text}: {result.report.exits.get('least_bad', 0)} illegal boards; "
                           f"batch rejected to {result.path}, nothing downstream will consume it")

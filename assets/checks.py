@@ -15,32 +15,32 @@ result belongs to one row's partition.
 - B'  ``b_prime_no_fog_on_fogless_row`` error (rows without fog)
 - E   ``e_monotone_in_depth``       warning (advisory)
 
-The logic is ``boardgen_pipeline.calibration.check_outcomes``; this module only
+The logic is ``boardgen_pipeline.calibration.assertions.check_outcomes``; this module only
 turns its plain outcomes into Dagster results. The overlay, node-map and
 strata checks use the same two helpers (``check_specs``, ``to_check_result``)
-over ``overlay_batch``, ``nodemap_batch`` and ``strata``.
+over ``steps.overlay_row``, ``steps.draw_node_maps`` and ``steps.stratify``.
 """
 
 
 import dagster as dg
 
-from boardgen_pipeline import calibration
+from boardgen_pipeline.calibration import assertions, outcomes
 
 from .partitions import board_rows
 
 DESCRIPTIONS = {
-    calibration.CHECK_A: "A: no board of the row below its inferability target (SPEC 7).",
-    calibration.CHECK_A2: "A'': the row's inferability_target >= 0.85 (SPEC 7).",
-    calibration.CHECK_A1: "A': no illegal board (exit least_bad). Blocking: an illegal batch is not published "
+    assertions.CHECK_A: "A: no board of the row below its inferability target (SPEC 7).",
+    assertions.CHECK_A2: "A'': the row's inferability_target >= 0.85 (SPEC 7).",
+    assertions.CHECK_A1: "A': no illegal board (exit least_bad). Blocking: an illegal batch is not published "
                           "and nothing downstream consumes it.",
-    calibration.CHECK_B: "B: on a fog row, all fog regions placed on >= 95% of boards (SPEC 7); "
+    assertions.CHECK_B: "B: on a fog row, all fog regions placed on >= 95% of boards (SPEC 7); "
                          "passes as not applicable on rows without fog.",
-    calibration.CHECK_B1: "B': no board carries fog on a row without fog (SPEC 7); passes as not applicable "
+    assertions.CHECK_B1: "B': no board carries fog on a row without fog (SPEC 7); passes as not applicable "
                           "on fog rows.",
-    calibration.CHECK_E: "E: the fields the table declares monotone_in_depth do not decrease with depth "
+    assertions.CHECK_E: "E: the fields the table declares monotone_in_depth do not decrease with depth "
                          "(advisory, warning severity).",
 }
-BLOCKING = {calibration.CHECK_A1}
+BLOCKING = {assertions.CHECK_A1}
 
 
 def check_specs(asset_key: str, names, descriptions: dict, blocking=(), partitions_def=None
@@ -55,7 +55,7 @@ def check_specs(asset_key: str, names, descriptions: dict, blocking=(), partitio
 
 
 def board_check_specs(asset_key: str = "boards") -> list[dg.AssetCheckSpec]:
-    return check_specs(asset_key, calibration.CHECKS, DESCRIPTIONS, BLOCKING, board_rows)
+    return check_specs(asset_key, assertions.CHECKS, DESCRIPTIONS, BLOCKING, board_rows)
 
 
 def _metadata_value(value):
@@ -66,7 +66,7 @@ def _metadata_value(value):
     return value
 
 
-def to_check_result(outcome: calibration.CheckOutcome) -> dg.AssetCheckResult:
+def to_check_result(outcome: outcomes.CheckOutcome) -> dg.AssetCheckResult:
     metadata = {k: _metadata_value(v) for k, v in outcome.metadata.items()}
     metadata.update({k: dg.MetadataValue.md(v) for k, v in outcome.pictures.items()})
     metadata["assertion"] = outcome.assertion

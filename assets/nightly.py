@@ -33,7 +33,9 @@ import uuid
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-EXIT_OK, EXIT_TABLE, EXIT_CHECK, EXIT_RUN = 0, 1, 3, 4
+from boardgen_pipeline.steps import summary
+from boardgen_pipeline.steps.summary import EXIT_TABLE, Verdict
+
 TRIGGER = "make_run"
 # Run logs go to the event log (the UI shows them); the terminal gets the summary only.
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -96,7 +98,7 @@ def _worker_init(barrier=None) -> None:
 def _warm_up() -> None:
     """Load the generator's compiled kernels (numba cache) before the first
     run, so that a row's generation time measures generation only."""
-    from boardgen_pipeline.generator import warm_up
+    from boardgen_pipeline.board.generator import warm_up
 
     warm_up()
 
@@ -199,117 +201,30 @@ def _run_partitions(keys: list[str], tags: dict, workers: int) -> tuple[list, fl
     return results, t_start, time.perf_counter() - t0
 
 
-def _group_line(label: str, checks: dict, names, short: dict, detail: str = "") -> str:
-    """One line for a check group: each check's short name with ok/FAIL/warn
-    (counted over the runs that evaluated it)."""
-    parts = []
-    for name in names:
-        results = [c for c in checks if c[0] == name]
-        if not results:
-            parts.append(f"{short[name]} -")
-            continue
-        bad = [c for c in results if not c[1]["passed"]]
-        warn = bad and all(c[1]["severity"] == "WARN" for c in bad)
-        mark = "[green]ok[/]" if not bad else ("[yellow]warn[/]" if warn else "[red]FAIL[/]")
-        count = f" ({len(results) - len(bad)}/{len(results)})" if len(results) > 1 else ""
-        parts.append(f"{short[name]} {mark}{count}")
-    return f"{label}: " + ", ".join(parts) + (f"; {detail}" if detail else "")
-
-
-def _groups(console, rows: dict, pools: dict | None) -> None:
-    """A line per check group beyond the F4 table: overlays (per row), node
-    maps and strata (the pools run), with the numbers that matter."""
-    from boardgen_pipeline import nodemap_batch, overlay_batch, strata
-
-    overlay = [(n, c) for info in rows.values() for n, c in info["checks"].items() if n in overlay_batch.CHECKS]
-    cells = sum(int((info.get("variant_overlays") or {}).get("variant_cells", 0)) for info in rows.values())
-    whole = sum(int((info.get("variant_overlays") or {}).get("whole_board_boards", 0)) for info in rows.values())
-    short = {overlay_batch.CHECK_DOMAIN: "cells safe/outside R0", overlay_batch.CHECK_PACKS: "packs",
-             overlay_batch.CHECK_ONE_TYPE: "one type", overlay_batch.CHECK_BOSS: "Boss rule",
-             overlay_batch.CHECK_SKEW: "skew"}
-    console.print(_group_line("overlay checks", overlay, overlay_batch.CHECKS, short,
-                              f"{cells} variant cells, {whole} whole-board boards"))
-    if pools is None:
-        console.print("node-map checks: - (pools run not started)")
-        return
-    checks = [(n, c) for n, c in pools["checks"].items()]
-    uniform = pools["checks"].get(nodemap_batch.CHECK_UNIFORM, {}).get("metadata", {})
-    stats = uniform.get("statistics") or {}
-    detail = ", ".join(f"L{lv} chi2 {stats[lv]:.2f} p {uniform['p_values'][lv]:.3f}" for lv in sorted(stats))
-    draws = pools.get("node_map_draws") or {}
-    short = {nodemap_batch.CHECK_TEMPLATES: "templates valid", nodemap_batch.CHECK_DETERMINISTIC: "deterministic",
-             nodemap_batch.CHECK_UNIFORM: "uniform", nodemap_batch.CHECK_PROCEDURAL: "step-3 maps valid"}
-    console.print(_group_line("node-map checks", checks, nodemap_batch.CHECKS, short,
-                              f"{draws.get('adventures', 0)} adventures x 2 branches"
-                              + (f"; {detail} (dof {next(iter((uniform.get('dof') or {}).values()), '-')})"
-                                 if detail else "")))
-    st = pools.get("calibration_strata") or {}
-    p50 = st.get("pool_p50") or {}
-    console.print(_group_line("strata", checks, (strata.CHECK_COMPLETE,), {strata.CHECK_COMPLETE: "complete"},
-                              f"{st.get('templates', 0)} templates, pool p50 "
-                              + (", ".join(f"L{lv} {v:.3f}" if v is not None else f"L{lv} -"
-                                           for lv, v in sorted(p50.items())) or "-")))
-
-
-def _summary(console, results, rows: dict, samples: int, workers: int,
-             pools: tuple | None = None) -> tuple[list, list, list]:
-    """Print the per-row table and the group lines; return failed checks,
-    warnings and failed runs. ``pools``: (run id, success, collected) of the
-    pools run, if it ran."""
+def _summary(console, results, rows: dict, samples: int, workers: int, pools: tuple | None = None) -> Verdict:
+    """Print the per-row table, the group lines and the verdict; ``pools``:
+    (run id, success, collected) of the pools run, if it ran."""
     from rich.table import Table
-
-    from boardgen_pipeline import calibration, overlay_batch
 
     out = Table(title=f"F4 calibration through Dagster: {len(results)} rows x {samples} boards, "
                       f"{workers} worker(s)")
-    for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad", "retry",
-                "A", "A''", "A'", "B/B'", "E", "overlays", "published", "gen s"):
+    for col in summary.ROW_COLUMNS:
         out.add_column(col, justify="right")
-    ok = {True: "[green]ok[/]", False: "[red]FAIL[/]"}
-    warn = {True: "[green]ok[/]", False: "[yellow]warn[/]"}
-    failed_checks, warnings, failed_runs = [], [], []
+    verdict = Verdict()
     for key, run_id, success in results:
-        info = rows[key]
-        b, checks = info["boards"] or {}, info["checks"]
-
-        def status(name, marks=ok):
-            return marks[checks[name]["passed"]] if name in checks else "-"
-
-        overlay = [checks[n]["passed"] for n in overlay_batch.CHECKS if n in checks]
-
-        for name, c in checks.items():
-            if not c["passed"]:
-                (warnings if c["severity"] == "WARN" else failed_checks).append((key, name, c["description"]))
-        if not success and not any(k == key for k, _, _ in failed_checks):
-            failed_runs.append((key, run_id, info["failure"]))
-        out.add_row(
-            b.get("row", key), f"{b.get('target', 0):.2f}", f"{b.get('p10', 0):.3f}", f"{b.get('p50', 0):.3f}",
-            f"{b.get('p90', 0):.3f}", str(b.get("exit_passed", "-")), str(b.get("exit_best_legal", "-")),
-            str(b.get("exit_least_bad", "-")), f"{b.get('retry_rate', 0):.2f}",
-            status(calibration.CHECK_A), status(calibration.CHECK_A2), status(calibration.CHECK_A1),
-            f"{status(calibration.CHECK_B)}/{status(calibration.CHECK_B1)}", status(calibration.CHECK_E, warn),
-            ok[all(overlay)] if overlay else "-",
-            {True: "yes", False: "[red]no[/]"}.get(b.get("published"), "-"), f"{info['generation_seconds']:.2f}",
-        )
+        verdict.add_run(key, run_id, success, rows[key])
+        out.add_row(*summary.row_cells(key, rows[key]))
     console.print(out)
     pools_info = None
     if pools is not None:
         run_id, success, pools_info = pools
-        for name, c in pools_info["checks"].items():
-            if not c["passed"]:
-                (warnings if c["severity"] == "WARN" else failed_checks).append(("pools", name, c["description"]))
-        if not success and not any(k == "pools" for k, _, _ in failed_checks):
-            failed_runs.append(("pools", run_id, pools_info["failure"]))
-    _groups(console, rows, pools_info)
+        verdict.add_run("pools", run_id, success, pools_info)
+    for line in summary.group_lines(rows, pools_info):
+        console.print(line)
     n_checks = sum(len(i["checks"]) for i in rows.values()) + (len(pools_info["checks"]) if pools_info else 0)
-    console.print(f"checks: {n_checks} evaluated, {len(failed_checks)} failed, {len(warnings)} warning(s)")
-    for key, name, text in failed_checks:
-        console.print(f"  [red]FAIL[/] {key} {name}: {text}")
-    for key, name, text in warnings:
-        console.print(f"  [yellow]warn[/] {key} {name}: {text}")
-    for key, run_id, text in failed_runs:
-        console.print(f"  [red]run failed[/] {key} (run {run_id}): {text}")
-    return failed_checks, warnings, failed_runs
+    for line in verdict.lines(n_checks):
+        console.print(line)
+    return verdict
 
 
 def _shown(path) -> str:
@@ -336,7 +251,8 @@ def main(argv=None) -> int:
     from assets.automation import POOLS_SELECTION, TRIGGER_TAG, VALIDATE_SELECTION
     from assets.partitions import board_rows
     from assets.resources import settings_from_env
-    from boardgen_pipeline import publish, regen
+    from boardgen_pipeline.calibration import fingerprints
+    from boardgen_pipeline.warehouse import views
 
     console = Console(width=None if sys.stdout.isatty() else 150)
     settings = settings_from_env()
@@ -351,18 +267,18 @@ def main(argv=None) -> int:
             print(_failure_text(instance, validate.run_id), file=sys.stderr)
             console.print(f"[red]table validation failed[/] (run {validate.run_id}); nothing was generated or written")
             return EXIT_TABLE
-        keys = sorted(instance.get_dynamic_partitions(board_rows.name), key=regen.row_key)
+        keys = sorted(instance.get_dynamic_partitions(board_rows.name), key=fingerprints.row_key)
         workers = max(1, min(args.workers, len(keys)))
         results, t_start, t_runs = _run_partitions(keys, tags, workers)
         t0 = time.perf_counter()  # after every row's report: node-map draws and stratified figures
         pools_run = _execute(job, instance, tags, asset_selection=POOLS_SELECTION)
         t_pools = time.perf_counter() - t0
-        db = publish.refresh_views_atomic(settings.root)
+        db = views.refresh_views_atomic(settings.root)
         rows = {k: collect(instance, run_id) for k, run_id, _ in results}
         pools = (pools_run.run_id, pools_run.success, collect(instance, pools_run.run_id))
     wall = time.perf_counter() - wall0
 
-    failed_checks, _, failed_runs = _summary(console, results, rows, settings.samples, workers, pools)
+    verdict = _summary(console, results, rows, settings.samples, workers, pools)
     generation = sum(i["generation_seconds"] for i in rows.values())
     console.print(
         f"wall {wall:.1f} s: set-up + summary {wall - t_validate - t_start - t_runs - t_pools:.1f} s, validate run "
@@ -382,11 +298,7 @@ def main(argv=None) -> int:
                   'node_map_draws, calibration_strata)')
     console.print(f"          or:  {_shown(sys.executable)} -c \"import duckdb; print(duckdb.connect("
                   f"'{_shown(db)}', read_only=True).sql('select * from calibration_report'))\"")
-    if failed_checks:
-        return EXIT_CHECK
-    if failed_runs:
-        return EXIT_RUN
-    return EXIT_OK
+    return verdict.exit_code
 
 
 if __name__ == "__main__":

@@ -4,12 +4,13 @@ adventures, one dataset for the whole table (SPEC 4, 9; issue 5 "Assets").
 Not partitioned by row: the pools are per level and an adventure crosses
 every level. The checks (templates valid, draws deterministic, draws
 uniform, step-3 maps valid) are evaluated in the step and returned with the
-materialization; the logic is ``boardgen_pipeline.nodemap_batch``.
+materialization; the logic is ``boardgen_pipeline.steps.draw_node_maps``.
 """
 
 import dagster as dg
 
-from boardgen_pipeline import nodemap_batch, publish
+from boardgen_pipeline.steps import draw_node_maps
+from boardgen_pipeline.warehouse import publish, views
 
 from .checks import check_specs, to_check_result
 from .resources import BoardgenSettings
@@ -19,17 +20,17 @@ from .tables import GROUP, load_catalog_or_fail, validated_rows
 @dg.asset(
     group_name=GROUP,
     deps=[validated_rows],
-    check_specs=check_specs("node_map_draws", nodemap_batch.CHECKS, nodemap_batch.DESCRIPTIONS),
+    check_specs=check_specs("node_map_draws", draw_node_maps.CHECKS, draw_node_maps.DESCRIPTIONS),
     description="Simulated adventures (seeds 0..n-1, both first-adventure branches): the map of each level, its "
                 "source and node_map scope. Parquet <warehouse>/node_map_draws/draws.parquet.",
 )
 def node_map_draws(settings: BoardgenSettings) -> dg.MaterializeResult:
     catalog = load_catalog_or_fail(settings)
     try:
-        result = nodemap_batch.run_draws(settings.root, catalog, settings.node_map_adventures)
+        result = draw_node_maps.run_draws(settings.root, catalog, settings.node_map_adventures)
     except ValueError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
-    db = publish.refresh_views_atomic(settings.root)
+    db = views.refresh_views_atomic(settings.root)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(publish.file_digest(result.path)),
         metadata={

@@ -9,7 +9,9 @@ node-map draws and the stratified figures (``assets.nodemaps``,
 
 import dagster as dg
 
-from boardgen_pipeline import calibration, publish
+from boardgen_pipeline.calibration import seeds
+from boardgen_pipeline.steps import report_row
+from boardgen_pipeline.warehouse import publish, views
 
 from .boards import boards
 from .overlays import variant_overlays
@@ -24,12 +26,12 @@ from .tables import GROUP
     deps=[boards, variant_overlays],
     description="Report C (p10/p50/p90) and diagnostics D (retry rate, exits, cap rejections) of the row.",
 )
-def calibration_report(settings: BoardgenSettings, seed_batches: calibration.SeedBatch) -> dg.MaterializeResult:
+def calibration_report(settings: BoardgenSettings, seed_batches: seeds.SeedBatch) -> dg.MaterializeResult:
     try:
-        record, path = calibration.write_row_report(settings.root, seed_batches)
+        record, path = report_row.write_row_report(settings.root, seed_batches)
     except (FileNotFoundError, ValueError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
-    db = publish.refresh_views_atomic(settings.root)
+    db = views.refresh_views_atomic(settings.root)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(publish.file_digest(path)),
         metadata={

@@ -3,7 +3,7 @@ batch size N and master seed (SPEC 7; issue 3 "configurable").
 
 Defaults come from the environment when the code location loads
 (``BOARDGEN_TABLES``, ``BOARDGEN_WAREHOUSE`` as honoured by
-``tables.default_tables_dir`` and ``warehouse.default_root``, plus
+``board_gen.default_tables_dir`` and ``datasets.default_root``, plus
 ``BOARDGEN_SAMPLES``, ``BOARDGEN_MASTER_SEED`` and
 ``BOARDGEN_NODE_MAP_ADVENTURES``); a run can override them
 in its run config (``resources: {settings: {config: {samples: 64}}}``).
@@ -16,9 +16,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from boardgen_pipeline import catalog, tables, warehouse
-from boardgen_pipeline.batch import DEFAULT_SAMPLES
-from boardgen_pipeline.nodemap_batch import DEFAULT_ADVENTURES
+from boardgen_pipeline import catalog
+from boardgen_pipeline.calibration.batch import DEFAULT_SAMPLES
+from boardgen_pipeline.steps.draw_node_maps import DEFAULT_ADVENTURES
+from boardgen_pipeline.tables import board_gen
+from boardgen_pipeline.warehouse import datasets
 
 
 class BoardgenSettings(dg.ConfigurableResource):
@@ -33,7 +35,7 @@ class BoardgenSettings(dg.ConfigurableResource):
 
     @property
     def table_file(self) -> Path:
-        return Path(self.tables_dir) / tables.DEFAULT_TABLE
+        return Path(self.tables_dir) / board_gen.DEFAULT_TABLE
 
     @property
     def root(self) -> Path:
@@ -44,7 +46,7 @@ class BoardgenSettings(dg.ConfigurableResource):
         ``boardgen validate`` checks (a TableError lists every violation)."""
         return catalog.load_catalog(self.tables_dir)
 
-    def load_table(self) -> tables.BoardGenTable:
+    def load_table(self) -> board_gen.BoardGenTable:
         return self.load_catalog().board_gen
 
 
@@ -96,8 +98,8 @@ def dask_from_env() -> DaskCluster:
 
 def settings_from_env() -> BoardgenSettings:
     return BoardgenSettings(
-        tables_dir=str(tables.default_tables_dir()),
-        warehouse_root=str(warehouse.default_root()),
+        tables_dir=str(board_gen.default_tables_dir()),
+        warehouse_root=str(datasets.default_root()),
         samples=int(os.environ.get("BOARDGEN_SAMPLES", DEFAULT_SAMPLES)),
         master_seed=int(os.environ.get("BOARDGEN_MASTER_SEED", 0)),
         node_map_adventures=int(os.environ.get("BOARDGEN_NODE_MAP_ADVENTURES", DEFAULT_ADVENTURES)),

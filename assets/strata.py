@@ -4,15 +4,17 @@
 Needs every row's report, so it is not partitioned: it reads every
 ``calibration_report`` partition of the warehouse (current ones only) and
 the node-map draws, and writes ``<warehouse>/calibration_strata/
-strata.parquet`` (view ``calibration_strata``). The logic is
-``boardgen_pipeline.strata``.
+calibration_strata.parquet`` (view ``calibration_strata``). The logic is
+``boardgen_pipeline.steps.stratify``.
 """
-
-import dagster as dg
 
 from pathlib import Path
 
-from boardgen_pipeline import charts, publish, strata
+import dagster as dg
+
+from boardgen_pipeline.pictures import charts
+from boardgen_pipeline.steps import stratify
+from boardgen_pipeline.warehouse import publish, views
 
 from .checks import check_specs, to_check_result
 from .nodemaps import node_map_draws
@@ -24,16 +26,16 @@ from .tables import GROUP, load_catalog_or_fail
 @dg.asset(
     group_name=GROUP,
     deps=[calibration_report, node_map_draws],
-    check_specs=check_specs("calibration_strata", (strata.CHECK_COMPLETE,),
-                            {strata.CHECK_COMPLETE: strata.DESCRIPTION}),
+    check_specs=check_specs("calibration_strata", (stratify.CHECK_COMPLETE,),
+                            {stratify.CHECK_COMPLETE: stratify.DESCRIPTION}),
     description="Calibration figures (p10/p50/p90, retry rate, mean attempts) per level x template and per pool "
-                "(draw-probability-weighted mean). Parquet <warehouse>/calibration_strata/strata.parquet.",
+                "(draw-probability-weighted mean). Parquet <warehouse>/calibration_strata/calibration_strata.parquet.",
 )
 def calibration_strata(settings: BoardgenSettings) -> dg.MaterializeResult:
     catalog = load_catalog_or_fail(settings)
-    result = strata.run_strata(settings.root, catalog, settings.samples, settings.master_seed,
+    result = stratify.run_strata(settings.root, catalog, settings.samples, settings.master_seed,
                                settings.node_map_adventures)
-    db = publish.refresh_views_atomic(settings.root)
+    db = views.refresh_views_atomic(settings.root)
     pictures = {}
     if result.chart:
         pictures = {"report_chart_path": dg.MetadataValue.path(result.chart),

@@ -13,8 +13,11 @@ removed rows lose theirs and their warehouse files.
 
 import dagster as dg
 
-from boardgen_pipeline import pictures, publish, regen
+from boardgen_pipeline.calibration import fingerprints
 from boardgen_pipeline.errors import TableError
+from boardgen_pipeline.pictures import drawings
+from boardgen_pipeline.steps import regen
+from boardgen_pipeline.warehouse import publish, views
 
 from .partitions import board_rows
 from .resources import BoardgenSettings
@@ -23,7 +26,7 @@ GROUP = "calibration"
 
 
 def table_digest(settings: BoardgenSettings) -> str:
-    return regen.tables_digest(settings.tables_dir)[0]
+    return fingerprints.tables_digest(settings.tables_dir)[0]
 
 
 def load_catalog_or_fail(settings: BoardgenSettings):
@@ -50,7 +53,7 @@ def load_table_or_fail(settings: BoardgenSettings):
                 "data version = hash of every file's bytes.",
 )
 def table_files(settings: BoardgenSettings) -> dg.ObserveResult:
-    digest, files = regen.tables_digest(settings.tables_dir)
+    digest, files = fingerprints.tables_digest(settings.tables_dir)
     return dg.ObserveResult(
         data_version=dg.DataVersion(digest),
         metadata={
@@ -68,7 +71,7 @@ def table_files(settings: BoardgenSettings) -> dg.ObserveResult:
 )
 def validated_rows(context: dg.AssetExecutionContext, settings: BoardgenSettings) -> dg.MaterializeResult:
     table = load_table_or_fail(settings)
-    now = regen.fingerprints_now(table, settings.samples, settings.master_seed)
+    now = fingerprints.fingerprints_now(table, settings.samples, settings.master_seed)
     plan = regen.plan(now, {}, context.instance.get_dynamic_partitions(board_rows.name))
     if plan.add:
         context.instance.add_dynamic_partitions(board_rows.name, plan.add)
@@ -76,7 +79,7 @@ def validated_rows(context: dg.AssetExecutionContext, settings: BoardgenSettings
         context.instance.delete_dynamic_partition(board_rows.name, key)
     pruned = publish.prune(settings.root, set(table.keys()))
     if pruned:
-        publish.refresh_views_atomic(settings.root)
+        views.refresh_views_atomic(settings.root)
     for w in table.warnings:
         context.log.warning(f"assertion E (warning): {w}")
     return dg.MaterializeResult(
@@ -89,6 +92,6 @@ def validated_rows(context: dg.AssetExecutionContext, settings: BoardgenSettings
             "partitions_removed": plan.remove,
             "pruned_from_warehouse": pruned,
             "monotone_warnings": [str(w) for w in table.warnings],
-            "table": dg.MetadataValue.md(pictures.rows_table(table)),
+            "table": dg.MetadataValue.md(drawings.rows_table(table)),
         },
     )

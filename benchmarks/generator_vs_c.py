@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from boardgen_pipeline.bench import bench
+from boardgen_pipeline.board.bench import bench
 
 REPO = Path(__file__).resolve().parent.parent
 # ../shared's baseline when the clone sits beside it, else the repo's copy of it

@@ -5,7 +5,7 @@ The public entry points: ``generate(level_index, node_depth, seed)`` (seed
 ``measure_cells`` (seed 001 AC-8).
 """
 
-from .generator import generate
-from .measure import measure_cells, measure_layout
+from boardgen_pipeline.board.generator import generate
+from boardgen_pipeline.board.measure import measure_cells, measure_layout
 
 __all__ = ["generate", "measure_cells", "measure_layout"]

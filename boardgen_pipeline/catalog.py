@@ -14,11 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import TableError, Violation
-from .tables import DEFAULT_TABLE, BoardGenTable, default_tables_dir, load_board_gen
+from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.tables.board_gen import DEFAULT_TABLE, BoardGenTable, default_tables_dir, load_board_gen
 
 VARIATION_TABLE = "variation.toml"
+
+
 RESOURCE_TABLE = "resource_weights.toml"
+
+
 NODEMAP_DIR = "nodemaps"
 
 
@@ -44,9 +48,9 @@ def _collect(fn, violations: list[Violation]):
 
 
 def load_catalog(tables_dir: Path | str | None = None) -> Catalog:
-    from .nodemap import check_content_discipline, read_pools
-    from .skew import load_resource_weights
-    from .variants import load_variation_table
+    from boardgen_pipeline.nodemap import check_content_discipline, read_pools
+    from boardgen_pipeline.variants.skew import load_resource_weights
+    from boardgen_pipeline.variants.table import load_variation_table
 
     root = Path(tables_dir or default_tables_dir())
     violations: list[Violation] = []

@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
-from .board import LayoutError
-from .errors import TableError
+from boardgen_pipeline.board.geometry import LayoutError
+from boardgen_pipeline.errors import TableError
 
 EXIT_USER_ERROR = 1
+
+
 EXIT_ASSERTION_FAILED = 3
 
 
@@ -28,7 +29,7 @@ class UserError(Exception):
 
 
 def _tables_dir(args) -> Path:
-    from .tables import default_tables_dir
+    from boardgen_pipeline.tables.board_gen import default_tables_dir
 
     return Path(args.tables) if args.tables else default_tables_dir()
 
@@ -56,17 +57,17 @@ def _board_text(board, metrics) -> str:
 
 
 def cmd_generate(args) -> int:
-    from .generator import generate
+    from boardgen_pipeline.board.generator import generate
 
     if args.variants:
-        from .catalog import load_catalog
+        from boardgen_pipeline.catalog import load_catalog
 
         catalog = load_catalog(_tables_dir(args))
         table = catalog.board_gen
         if catalog.variation is None:
             raise UserError(f"--variants: no variation.toml in {catalog.tables_dir}")
     else:
-        from .tables import load_board_gen_dir
+        from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
         table = load_board_gen_dir(_tables_dir(args))
     try:
@@ -75,7 +76,7 @@ def cmd_generate(args) -> int:
         raise UserError(exc.args[0]) from None
     overlay = None
     if args.variants:
-        from .overlays import overlay_for
+        from boardgen_pipeline.variants.overlays import overlay_for
 
         overlay = overlay_for(board, metrics, table, catalog.variation)
     if args.json:
@@ -87,7 +88,7 @@ def cmd_generate(args) -> int:
     else:
         print(_board_text(board, metrics))
         if overlay is not None:
-            from .variant_placement import render_overlay
+            from boardgen_pipeline.variants.placement import render_overlay
 
             print()
             print(render_overlay(board, overlay))
@@ -95,8 +96,8 @@ def cmd_generate(args) -> int:
 
 
 def cmd_nodemap_draw(args) -> int:
-    from .nodemap import draw_adventure_text
-    from .tables import load_board_gen_dir
+    from boardgen_pipeline.nodemap import draw_adventure_text
+    from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
     tables = _tables_dir(args)
     keys = set(load_board_gen_dir(tables).keys())
@@ -105,7 +106,7 @@ def cmd_nodemap_draw(args) -> int:
 
 
 def cmd_measure(args) -> int:
-    from .measure import measure_layout
+    from boardgen_pipeline.board.measure import measure_layout
 
     path = Path(args.file)
     try:
@@ -121,7 +122,7 @@ def cmd_measure(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .catalog import load_catalog
+    from boardgen_pipeline.catalog import load_catalog
 
     cat = load_catalog(_tables_dir(args))
     for w in cat.warnings:
@@ -157,12 +158,13 @@ def cmd_calibrate(args) -> int:
     from rich.progress import Progress
     from rich.table import Table
 
-    from . import batch, warehouse
-    from .tables import load_board_gen_dir
+    from boardgen_pipeline.calibration import batch
+    from boardgen_pipeline.tables.board_gen import load_board_gen_dir
+    from boardgen_pipeline.warehouse import datasets, views
 
     table = load_board_gen_dir(_tables_dir(args))
     keys = _parse_rows(args.rows, table)
-    root = Path(args.warehouse) if args.warehouse else warehouse.default_root()
+    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
     console = Console(width=None if sys.stdout.isatty() else 120)
     reports = []
     with Progress(console=console, transient=False) as progress:
@@ -172,11 +174,11 @@ def cmd_calibrate(args) -> int:
             records = batch.run_row(table, key, args.samples, args.master_seed,
                                     progress=lambda: progress.advance(task))
             report = batch.evaluate_row(table.rows[key], records)
-            warehouse.write_partition(root, "boards", key, records)
-            warehouse.write_partition(root, "calibration_report", key, [report.as_dict()])
+            datasets.write_partition(root, "boards", key, records)
+            datasets.write_partition(root, "calibration_report", key, [report.as_dict()])
             reports.append(report)
-    db = warehouse.refresh_views(root)
-    from .charts import write_report_chart
+    db = views.refresh_views(root)
+    from boardgen_pipeline.pictures.charts import write_report_chart
 
     chart = write_report_chart(root, [r.as_dict() for r in reports])
     out = Table(title=f"F4 calibration, {args.samples} boards per row")
@@ -208,8 +210,8 @@ def cmd_advise(args) -> int:
     from rich.console import Console
     from rich.progress import Progress
 
-    from . import advisor, batch
-    from .tables import load_board_gen_dir
+    from boardgen_pipeline.calibration import advisor, batch
+    from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
     table = load_board_gen_dir(_tables_dir(args))
     keys = _parse_rows(args.row, table)
@@ -231,7 +233,7 @@ def cmd_advise(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import bench
+    from boardgen_pipeline.board.bench import bench
 
     print(json.dumps(bench(args.width, args.height, args.density, args.target, args.cap,
                            args.attempts, args.boards, args.shave)))

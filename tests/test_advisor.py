@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from boardgen_pipeline import advisor
-from boardgen_pipeline.advisor import PassRate, advise, board_pass_chance, rate_from_records, required_rate
-from boardgen_pipeline.batch import evaluate_row, run_row
-from boardgen_pipeline.generator import generate_from_row
-from boardgen_pipeline.rng import derive_at, sigma
-from boardgen_pipeline.tables import BoardGenRow, load_board_gen_dir
+from boardgen_pipeline.board.generator import generate_from_row
+from boardgen_pipeline.board.rng import derive_at, sigma
+from boardgen_pipeline.calibration import advisor
+from boardgen_pipeline.calibration.advisor import PassRate, advise, board_pass_chance, rate_from_records, required_rate
+from boardgen_pipeline.calibration.batch import evaluate_row, run_row
+from boardgen_pipeline.tables.board_gen import BoardGenRow, load_board_gen_dir
 
 from .conftest import BASE_ROW
 

@@ -43,10 +43,19 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets.home import ensure_dagster_home
-from boardgen_pipeline import calibration, warehouse
+from boardgen_pipeline.calibration import assertions
+from boardgen_pipeline.warehouse import datasets
 
-from .test_pipeline_support import QUIET, checks_of, copy_fixture, defs_for, expected_figures, meta, run_partition, \
-    run_validate
+from .test_pipeline_support import (
+    QUIET,
+    checks_of,
+    copy_fixture,
+    defs_for,
+    expected_figures,
+    meta,
+    run_partition,
+    run_validate,
+)
 
 pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 
@@ -60,7 +69,7 @@ CHROMIUM_ARGS = [
 ]
 N = 8
 FAILING, PASSING = "1-1", "1-0"
-CHECK = calibration.CHECK_A
+CHECK = assertions.CHECK_A
 SERVER_START_TIMEOUT = 60.0  # seconds until the code location is loaded
 PAGE_TIMEOUT_MS = 20_000  # any one wait on the page
 
@@ -103,7 +112,7 @@ def materialize(base: Path, monkeypatch) -> dict:
         passing = run_partition(defs, instance, PASSING)  # last: the check's latest execution is a pass
     a_fail = checks_of(failing)[CHECK]
     assert not a_fail.passed and checks_of(passing)[CHECK].passed, "fixture no longer fails A on 1-1 only"
-    records = pq.read_table(warehouse.partition_path(root, "boards", (1, 1))).to_pylist()
+    records = pq.read_table(datasets.partition_path(root, "boards", (1, 1))).to_pylist()
     figures = expected_figures(records, target=1.0)
     m = meta(a_fail)
     assert m["below_target"] == len(figures["below"]) > 0

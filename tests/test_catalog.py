@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
+from boardgen_pipeline.board.generator import generate
+from boardgen_pipeline.board.solver import reveal_r0
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.generator import generate
-from boardgen_pipeline.overlays import overlay_for
-from boardgen_pipeline.variant_checks import check_overlay, count_issues
-from boardgen_pipeline.solver import reveal_r0
+from boardgen_pipeline.variants.checks import check_overlay, count_issues
+from boardgen_pipeline.variants.overlays import overlay_for
 
 from .conftest import REPO
 

@@ -6,8 +6,8 @@ import base64
 import io
 import struct
 
-from boardgen_pipeline import charts
-from boardgen_pipeline.generator import generate
+from boardgen_pipeline.board.generator import generate
+from boardgen_pipeline.pictures import charts
 
 
 def png_size(data: bytes) -> tuple[int, int]:

@@ -9,7 +9,7 @@ import sys
 import duckdb
 import pyarrow.parquet as pq
 
-from boardgen_pipeline.generator import generate
+from boardgen_pipeline.board.generator import generate
 
 from .test_solver_golden import GOLDEN
 

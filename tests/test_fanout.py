@@ -8,13 +8,12 @@ import dagster as dg
 import pytest
 from distributed import Client, LocalCluster
 
-from boardgen_pipeline import warehouse
-from boardgen_pipeline.batch import batch_scopes, run_row
-from boardgen_pipeline.fanout import chunks, generate_on_cluster
-from boardgen_pipeline.tables import load_board_gen_dir
-
 from assets.definitions import build_definitions
 from assets.resources import DaskCluster
+from boardgen_pipeline.calibration.batch import batch_scopes, run_row
+from boardgen_pipeline.calibration.fanout import chunks, generate_on_cluster
+from boardgen_pipeline.tables.board_gen import load_board_gen_dir
+from boardgen_pipeline.warehouse import datasets
 
 from .test_pipeline_support import QUIET, copy_fixture, run_partition, run_validate, settings_for
 
@@ -52,7 +51,7 @@ def test_boards_asset_through_the_dask_resource_writes_the_same_bytes(tmp_path):
         with dg.instance_for_test() as instance:
             assert run_validate(defs, instance).success
             assert run_partition(defs, instance, "1-0").success
-        paths[mode] = warehouse.partition_path(root, "boards", (1, 0)).read_bytes()
+        paths[mode] = datasets.partition_path(root, "boards", (1, 0)).read_bytes()
     assert paths["local"] == paths["in_process"]
 
 

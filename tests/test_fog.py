@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardgen_pipeline.batch import evaluate_row, run_row
-from boardgen_pipeline.board import neighbour_table, parse_layout
+from boardgen_pipeline.board.fog import chain0, completes_full_window
+from boardgen_pipeline.board.generator import generate_from_row, target_fraction
+from boardgen_pipeline.board.geometry import neighbour_table
+from boardgen_pipeline.board.measure import measure_layout
+from boardgen_pipeline.board.rng import derive_at, sigma
+from boardgen_pipeline.board.solver import closures, reveal_r0
+from boardgen_pipeline.calibration.batch import evaluate_row, run_row
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.fog import chain0, completes_full_window
-from boardgen_pipeline.generator import generate_from_row, target_fraction
-from boardgen_pipeline.measure import measure_layout
-from boardgen_pipeline.rng import derive_at, sigma
-from boardgen_pipeline.solver import closures, reveal_r0
-from boardgen_pipeline.tables import BoardGenRow, load_board_gen, load_board_gen_dir
+from boardgen_pipeline.tables.board_gen import BoardGenRow, load_board_gen, load_board_gen_dir
 
 from .conftest import BASE_ROW, write_table
 
@@ -214,7 +214,7 @@ def test_fog_bounds_hold_on_every_attempt_output(side, density, regions, ratio, 
 
 
 def test_window_predicate_and_window_counts_agree():
-    from boardgen_pipeline.fog import _Windows
+    from boardgen_pipeline.board.fog import _Windows
 
     fog = {0, 1, 2, 10, 11, 12, 20, 21}
     assert completes_full_window(22, fog, 10, 10)
@@ -297,7 +297,7 @@ FOG_GOLDEN = [
 def test_fog_golden_vectors(scope, layout, expected):
     """Whole boards of the default (3,4) fog row: any change to fog placement,
     its draws or the fog measure fails here."""
-    from boardgen_pipeline.generator import generate
+    from boardgen_pipeline.board.generator import generate
 
     board, m = generate(3, 4, scope, table=DEFAULT)
     assert m["layout"] == layout == board.layout

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardgen_pipeline import fastpath
-from boardgen_pipeline.board import Geometry, neighbour_table, parse_layout
+from boardgen_pipeline.board import kernels
+from boardgen_pipeline.board.generator import generate, generate_from_row, target_fraction
+from boardgen_pipeline.board.geometry import Geometry, neighbour_table, parse_layout
+from boardgen_pipeline.board.placement import place_mines
+from boardgen_pipeline.board.rng import SeedSpace, derive_at
+from boardgen_pipeline.board.solver import closures, reveal_r0, unreachable_safe
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.generator import generate, generate_from_row, target_fraction
-from boardgen_pipeline.placement import place_mines
-from boardgen_pipeline.rng import SeedSpace, derive_at
-from boardgen_pipeline.solver import closures, reveal_r0, unreachable_safe
-from boardgen_pipeline.tables import BoardGenRow, load_board_gen, load_board_gen_dir, mines_target
+from boardgen_pipeline.tables.board_gen import BoardGenRow, load_board_gen, load_board_gen_dir, mines_target
 
 from .conftest import BASE_ROW, FIXTURES, write_table
 
@@ -116,7 +116,7 @@ def test_ac_deterministic_reproduction():
     a = generate(1, 2, 77, table=DEFAULT)
     b = generate(1, 2, 77, table=DEFAULT)
     assert a.board == b.board and a.metrics == b.metrics
-    code = ("import json;from boardgen_pipeline.generator import generate;"
+    code = ("import json;from boardgen_pipeline.board.generator import generate;"
             "print(json.dumps(generate(1, 2, 77).metrics))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == a.metrics
@@ -135,9 +135,9 @@ def test_ac_spawn_safety():
 def test_ac_numbers_true():
     """数字恒真: the compiled kernel's numbers equal a direct count."""
     for board, _ in batch(DEFAULT, (2, 3), 8):
-        nb, nbn = __import__("boardgen_pipeline.board", fromlist=["x"]).neighbour_arrays(board.width, board.height)
+        nb, nbn = __import__("boardgen_pipeline.board.geometry", fromlist=["x"]).neighbour_arrays(board.width, board.height)
         num = np.zeros(board.width * board.height, np.int32)
-        fastpath.numbers_of(np.frombuffer(board.mines, np.uint8), nb, nbn, num)
+        kernels.numbers_of(np.frombuffer(board.mines, np.uint8), nb, nbn, num)
         table = neighbour_table(board.width, board.height)
         assert list(num) == [sum(board.mines[n] for n in table[c]) for c in range(len(board.mines))]
         assert board.numbers == list(num)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from boardgen_pipeline.board.rng import SeedSpace
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.nodemap import (
     OUTCOMES,
@@ -24,7 +25,6 @@ from boardgen_pipeline.nodemap import (
     validate_template,
 )
 from boardgen_pipeline.nodemap.graph import adjacency, path_avoiding
-from boardgen_pipeline.rng import SeedSpace
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ROOT / "tables"
@@ -217,7 +217,7 @@ def test_ac_8_content_discipline_every_battle_and_boss_has_an_exact_board_gen_ro
     bosses = {f"{t.id}/{n.id}" for t in pools[3].templates for n in t.nodes if n.type == "boss"}
     assert {(v.rule, v.row) for v in deeper} == {("boss_row_mismatch", row) for row in bosses}
     # The real board_gen table of the repository.
-    from boardgen_pipeline.tables import load_board_gen_dir
+    from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
     assert check_content_discipline(pools, set(load_board_gen_dir(TABLES).keys())) == []
     with pytest.raises(TableError) as err:

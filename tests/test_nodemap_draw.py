@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from boardgen_pipeline.nodemap import (
-    SaveState,
-    draw_adventure,
-    draw_template,
-    load_pools,
-)
-from boardgen_pipeline.rng import SeedSpace, derive_at
+from boardgen_pipeline.board.rng import SeedSpace, derive_at
+from boardgen_pipeline.nodemap import SaveState, draw_adventure, draw_template, load_pools
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ROOT / "tables"

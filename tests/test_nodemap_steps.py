@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from boardgen_pipeline.board.rng import derive_at
 from boardgen_pipeline.nodemap import (
     SaveState,
     build_procedural,
@@ -21,7 +22,6 @@ from boardgen_pipeline.nodemap import (
     validate_template,
 )
 from boardgen_pipeline.nodemap.graph import adjacency, count_routes
-from boardgen_pipeline.rng import derive_at
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "nodemaps"

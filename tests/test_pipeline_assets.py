@@ -5,18 +5,20 @@ its target; an illegal row; a bad table."""
 
 from __future__ import annotations
 
-import duckdb
 import dagster as dg
+import duckdb
 import pytest
 
-from boardgen_pipeline import calibration, overlay_batch, regen, warehouse
+from boardgen_pipeline.calibration import assertions, batch, fingerprints
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.publish import REJECTED
+from boardgen_pipeline.steps import overlay_row
+from boardgen_pipeline.warehouse import datasets
+from boardgen_pipeline.warehouse.publish import REJECTED
 
 from .test_pipeline_support import (
-    N,
     QUIET,
+    N,
     checks_of,
     copy_fixture,
     defs_for,
@@ -60,18 +62,18 @@ def test_every_row_gets_a_partition_and_a_successful_run(small):
 def test_parquet_partitions_hold_n_boards_with_fingerprints(small):
     root, table = small["root"], small["table"]
     for key in table.keys():
-        records = parquet_records(warehouse.partition_path(root, "boards", key))
+        records = parquet_records(datasets.partition_path(root, "boards", key))
         assert len(records) == N
-        assert [r["scope"] for r in records] == list(calibration.batch_scopes(*key, N))
-        fp = regen.batch_fingerprint(table.row_fingerprint(key), N, 0)
+        assert [r["scope"] for r in records] == list(batch.batch_scopes(*key, N))
+        fp = fingerprints.batch_fingerprint(table.row_fingerprint(key), N, 0)
         assert {r["batch_fingerprint"] for r in records} == {fp}
-        report = parquet_records(warehouse.partition_path(root, "calibration_report", key))
+        report = parquet_records(datasets.partition_path(root, "calibration_report", key))
         assert len(report) == 1 and report[0]["batch_fingerprint"] == fp and report[0]["samples"] == N
     assert not (root / REJECTED).exists()
 
 
 def test_duckdb_views_answer_over_the_parquet_files(small):
-    con = duckdb.connect(str(small["root"] / warehouse.DB_NAME), read_only=True)
+    con = duckdb.connect(str(small["root"] / datasets.DB_NAME), read_only=True)
     try:
         views = {r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall()}
         # node_map_draws and calibration_strata: empty files (the fixture has no node-map pools)
@@ -89,14 +91,14 @@ def test_duckdb_views_answer_over_the_parquet_files(small):
 def test_every_check_passes_with_its_numbers(small):
     root, table = small["root"], small["table"]
     for key in table.keys():
-        pk = regen.partition_key(key)
+        pk = fingerprints.partition_key(key)
         checks = checks_of(small["results"][pk])
-        assert set(checks) == set(calibration.CHECKS) | set(overlay_batch.CHECKS)
+        assert set(checks) == set(assertions.CHECKS) | set(overlay_row.CHECKS)
         assert {c.partition for c in checks.values()} == {pk}
-        records = parquet_records(warehouse.partition_path(root, "boards", key))
+        records = parquet_records(datasets.partition_path(root, "boards", key))
         want = expected_figures(records, table.rows[key].inferability_target)
 
-        a = checks[calibration.CHECK_A]
+        a = checks[assertions.CHECK_A]
         assert a.passed and meta(a)["below_target"] == 0 and meta(a)["failing_scopes"] == []
         for q in ("p10", "p50", "p90"):
             assert meta(a)[q] == pytest.approx(want[q])
@@ -104,11 +106,11 @@ def test_every_check_passes_with_its_numbers(small):
         assert "target 0.850" in meta(a)["inferability_histogram"]
         assert "R∞" in meta(a)["worst_board"] and f"`{meta(a)['worst_scope']}`" in meta(a)["worst_board"]
 
-        assert checks[calibration.CHECK_A2].passed and meta(checks[calibration.CHECK_A2])["target"] == 0.85
-        a1 = checks[calibration.CHECK_A1]
+        assert checks[assertions.CHECK_A2].passed and meta(checks[assertions.CHECK_A2])["target"] == 0.85
+        a1 = checks[assertions.CHECK_A1]
         assert a1.passed and a1.blocking and meta(a1)["illegal"] == 0 and meta(a1)["published"] is True
         fog = table.rows[key].fog_region_count > 0
-        b, b1 = checks[calibration.CHECK_B], checks[calibration.CHECK_B1]
+        b, b1 = checks[assertions.CHECK_B], checks[assertions.CHECK_B1]
         assert b.passed and b1.passed
         assert meta(b)["applicable"] is fog and meta(b1)["applicable"] is not fog
         if fog:
@@ -117,7 +119,7 @@ def test_every_check_passes_with_its_numbers(small):
 
 def test_monotone_warning_on_the_row_that_decreases(small):
     for pk, result in small["results"].items():
-        e = checks_of(result)[calibration.CHECK_E]
+        e = checks_of(result)[assertions.CHECK_E]
         assert e.severity == dg.AssetCheckSeverity.WARN
         if pk == "1-1":
             assert not e.passed
@@ -133,7 +135,7 @@ def test_validated_rows_reports_the_table(small):
     m = meta(mat.materialization)
     assert m["rows"] == 3 and m["levels"] == [1, 2]
     assert len(m["monotone_warnings"]) == 1
-    assert mat.materialization.tags["dagster/data_version"] == regen.tables_digest(small["tables"])[0]
+    assert mat.materialization.tags["dagster/data_version"] == fingerprints.tables_digest(small["tables"])[0]
 
 
 def test_a_row_that_cannot_meet_its_target_fails_a_on_that_partition_only(tmp_path):
@@ -141,12 +143,12 @@ def test_a_row_that_cannot_meet_its_target_fails_a_on_that_partition_only(tmp_pa
     with dg.instance_for_test() as instance:
         results = materialize_all(defs_for(tables, root), instance)
     good, bad = checks_of(results["1-0"]), checks_of(results["1-1"])
-    assert good[calibration.CHECK_A].passed and meta(good[calibration.CHECK_A])["failing_scopes"] == []
+    assert good[assertions.CHECK_A].passed and meta(good[assertions.CHECK_A])["failing_scopes"] == []
 
-    records = parquet_records(warehouse.partition_path(root, "boards", (1, 1)))
+    records = parquet_records(datasets.partition_path(root, "boards", (1, 1)))
     want = expected_figures(records, 1.0)
     assert want["below"] and not want["illegal"]
-    a = bad[calibration.CHECK_A]
+    a = bad[assertions.CHECK_A]
     assert not a.passed and a.severity == dg.AssetCheckSeverity.ERROR
     assert meta(a)["failing_scopes"] == want["below"]
     assert meta(a)["below_target"] == meta(a)["failing_scopes_total"] == len(want["below"])
@@ -159,19 +161,19 @@ def test_a_row_that_cannot_meet_its_target_fails_a_on_that_partition_only(tmp_pa
     assert meta(a)["inferability_chart"].startswith("![inferability histogram](data:image/png;base64,")
     assert meta(a)["worst_board_picture"].startswith("![worst board](data:image/png;base64,")
     # A is not blocking: the batch is published and the report written
-    assert all(bad[c].passed for c in calibration.CHECKS if c != calibration.CHECK_A)
+    assert all(bad[c].passed for c in assertions.CHECKS if c != assertions.CHECK_A)
     assert results["1-1"].success and materialized(results["1-1"]) == ALL_ASSETS
-    assert warehouse.partition_path(root, "calibration_report", (1, 1)).exists()
+    assert datasets.partition_path(root, "calibration_report", (1, 1)).exists()
 
 
 def test_an_illegal_row_is_blocked_and_never_published(tmp_path):
     tables, root = copy_fixture("illegal", tmp_path), tmp_path / "warehouse"
     with dg.instance_for_test() as instance:
         results = materialize_all(defs_for(tables, root), instance)
-    assert results["1-0"].success and checks_of(results["1-0"])[calibration.CHECK_A1].passed
+    assert results["1-0"].success and checks_of(results["1-0"])[assertions.CHECK_A1].passed
 
     bad = results["1-1"]
-    a1 = checks_of(bad)[calibration.CHECK_A1]
+    a1 = checks_of(bad)[assertions.CHECK_A1]
     assert not a1.passed and a1.blocking
     assert meta(a1)["illegal"] == N and meta(a1)["published"] is False
     assert meta(a1)["r0_cap_rejected"] > 0 and "first illegal board" in meta(a1)["first_illegal_board"]
@@ -181,11 +183,11 @@ def test_an_illegal_row_is_blocked_and_never_published(tmp_path):
     assert not bad.success
     assert "boards" in step_failures(bad)
     assert "calibration_report" not in materialized(bad) and "variant_overlays" not in materialized(bad)
-    assert not warehouse.partition_path(root, "boards", (1, 1)).exists()
-    assert not warehouse.partition_path(root, "calibration_report", (1, 1)).exists()
-    rejected = parquet_records(warehouse.partition_path(root / REJECTED, "boards", (1, 1)))
+    assert not datasets.partition_path(root, "boards", (1, 1)).exists()
+    assert not datasets.partition_path(root, "calibration_report", (1, 1)).exists()
+    rejected = parquet_records(datasets.partition_path(root / REJECTED, "boards", (1, 1)))
     assert len(rejected) == N and all(r["illegal"] for r in rejected)
-    con = duckdb.connect(str(root / warehouse.DB_NAME), read_only=True)
+    con = duckdb.connect(str(root / datasets.DB_NAME), read_only=True)
     try:
         assert con.sql("select distinct node_depth from boards").fetchall() == [(0,)]
         assert con.execute("select count(*) from calibration_report").fetchone() == (1,)
@@ -221,7 +223,7 @@ def test_a_bad_table_fails_validation_with_the_validate_message(tmp_path, capsys
 
 
 def _overlays(root, key):
-    return parquet_records(warehouse.partition_path(root, "variant_overlays", key))
+    return parquet_records(datasets.partition_path(root, "variant_overlays", key))
 
 
 def _components(cells, width):
@@ -244,16 +246,16 @@ def _components(cells, width):
 
 
 def test_overlay_partitions_hold_one_overlay_per_published_board(small):
-    from boardgen_pipeline.board import parse_layout
-    from boardgen_pipeline.solver import reveal_r0
+    from boardgen_pipeline.board.geometry import parse_layout
+    from boardgen_pipeline.board.solver import reveal_r0
 
     root, table = small["root"], small["table"]
-    schema = overlay_batch.overlay_dataset_schema()
+    schema = overlay_row.overlay_dataset_schema()
     for key in table.keys():
-        boards = parquet_records(warehouse.partition_path(root, "boards", key))
+        boards = parquet_records(datasets.partition_path(root, "boards", key))
         overlays = _overlays(root, key)
         import pyarrow.parquet as pq
-        assert pq.read_schema(warehouse.partition_path(root, "variant_overlays", key)).remove_metadata() == schema
+        assert pq.read_schema(datasets.partition_path(root, "variant_overlays", key)).remove_metadata() == schema
         assert [o["board_scope"] for o in overlays] == [b["scope"] for b in boards]
         assert {o["batch_fingerprint"] for o in overlays} == {boards[0]["batch_fingerprint"]}
         for board, ov in zip(boards, overlays):
@@ -276,7 +278,7 @@ def test_overlay_partitions_hold_one_overlay_per_published_board(small):
 
 
 def test_variant_overlays_view_joins_the_boards(small):
-    con = duckdb.connect(str(small["root"] / warehouse.DB_NAME), read_only=True)
+    con = duckdb.connect(str(small["root"] / datasets.DB_NAME), read_only=True)
     try:
         got = con.sql("select level_index, node_depth, count(*), sum(cell_count), count(global_variant) "
                       "from variant_overlays group by all order by all").fetchall()
@@ -300,31 +302,31 @@ def test_every_overlay_check_passes_with_its_numbers(small):
 
     root = small["root"]
     for key in small["table"].keys():
-        pk = regen.partition_key(key)
+        pk = fingerprints.partition_key(key)
         checks = checks_of(small["results"][pk])
         ovs = _overlays(root, key)
-        for name in overlay_batch.CHECKS:
+        for name in overlay_row.CHECKS:
             assert checks[name].passed and checks[name].partition == pk, (pk, name)
             assert checks[name].asset_key == dg.AssetKey("variant_overlays")
-        dom = meta(checks[overlay_batch.CHECK_DOMAIN])
+        dom = meta(checks[overlay_row.CHECK_DOMAIN])
         assert dom["variant_cells"] == sum(o["cell_count"] for o in ovs) and dom["issues"] == 0
         assert dom["failing_scopes"] == [] and dom["boards"] == N
         assert "```" in dom["overlaid_board"] and "`o` R0" in dom["overlaid_board"]
-        packs = meta(checks[overlay_batch.CHECK_PACKS])
+        packs = meta(checks[overlay_row.CHECK_PACKS])
         sizes = Counter(len(p) for o in ovs for p in o["packs"])
         assert packs["pack_size_distribution"] == {str(k): v for k, v in sorted(sizes.items())}
         assert packs["shortfall_cells"] == sum(o["shortfall"] for o in ovs)
         assert (packs["pack_min"], packs["pack_max"]) == (2, 4)
-        one = meta(checks[overlay_batch.CHECK_ONE_TYPE])
+        one = meta(checks[overlay_row.CHECK_ONE_TYPE])
         assert one["type_counts"] == dict(sorted(Counter(o["variant_type"] for o in ovs).items()))
-        boss = meta(checks[overlay_batch.CHECK_BOSS])
+        boss = meta(checks[overlay_row.CHECK_BOSS])
         assert boss["applicable"] is True and boss["is_boss"] is small["table"].is_boss_row(key)
-        skew = meta(checks[overlay_batch.CHECK_SKEW])
+        skew = meta(checks[overlay_row.CHECK_SKEW])
         assert skew["effect_values"] == [0, 30] and skew["totals"] == {"0": 77, "30": 77}
         assert skew["off_state_identical"] is True and "| **total** | | 77 | 77 |" in skew["weights"]
-    boss = meta(checks_of(small["results"]["2-0"])[overlay_batch.CHECK_BOSS])
+    boss = meta(checks_of(small["results"]["2-0"])[overlay_row.CHECK_BOSS])
     assert boss["global_variants"] == {"skewed_veins": N} and boss["expected"].startswith("the global type")
-    assert meta(checks_of(small["results"]["1-1"])[overlay_batch.CHECK_BOSS])["global_fallback_boards"] == N
+    assert meta(checks_of(small["results"]["1-1"])[overlay_row.CHECK_BOSS])["global_fallback_boards"] == N
 
 
 def test_the_pools_run_writes_empty_node_map_datasets_without_pools(small):
@@ -333,7 +335,7 @@ def test_the_pools_run_writes_empty_node_map_datasets_without_pools(small):
     checks = checks_of(result)
     assert all(c.passed for c in checks.values()) and len(checks) == 5
     assert "not applicable" in checks["node_map_draws_uniform"].description
-    con = duckdb.connect(str(small["root"] / warehouse.DB_NAME), read_only=True)
+    con = duckdb.connect(str(small["root"] / datasets.DB_NAME), read_only=True)
     try:
         assert con.execute("select count(*) from node_map_draws").fetchone() == (0,)
         assert con.execute("select count(*) from calibration_strata").fetchone() == (0,)

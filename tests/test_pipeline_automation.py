@@ -20,8 +20,10 @@ from assets.automation import (
     nightly_calibration,
     table_edit_sensor,
 )
-from boardgen_pipeline import calibration, nodemap_batch, overlay_batch, regen, strata, warehouse
-from boardgen_pipeline.publish import REJECTED
+from boardgen_pipeline.calibration import assertions, fingerprints
+from boardgen_pipeline.steps import draw_node_maps, overlay_row, regen, stratify
+from boardgen_pipeline.warehouse import datasets
+from boardgen_pipeline.warehouse.publish import REJECTED
 
 from .test_pipeline_support import (
     QUIET,
@@ -134,7 +136,7 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
         assert list(requests[1].asset_selection) == OVERLAY_SELECTION
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0", "1-2"]
         execute(defs, instance, requests)
-        assert warehouse.partition_path(root, "boards", (1, 2)).exists()
+        assert datasets.partition_path(root, "boards", (1, 2)).exists()
         overlays_11 = "variant_overlays/level_index=1/node_depth=1/part.parquet"
         assert files_state(root)[overlays_11] != before[overlays_11]
         assert not any(r["is_boss"] for r in parquet_records(root / overlays_11))
@@ -174,7 +176,7 @@ def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
     defs = defs_for(tables, root)
     assert nightly_calibration.cron_schedule == NIGHTLY_CRON == "0 2 * * *"
     with dg.instance_for_test() as instance:
-        when = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.timezone.utc)
+        when = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)
         context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
                                             resources={"settings": settings},
                                             repository_def=defs.get_repository_def())
@@ -209,10 +211,10 @@ SNAPSHOT = {
         "node_map_draws": ["validated_rows"],
         "calibration_strata": ["calibration_report", "node_map_draws"],
     },
-    "checks": sorted([f"boards:{c}" for c in calibration.CHECKS]
-                     + [f"variant_overlays:{c}" for c in overlay_batch.CHECKS]
-                     + [f"node_map_draws:{c}" for c in nodemap_batch.CHECKS]
-                     + [f"calibration_strata:{strata.CHECK_COMPLETE}"]),
+    "checks": sorted([f"boards:{c}" for c in assertions.CHECKS]
+                     + [f"variant_overlays:{c}" for c in overlay_row.CHECKS]
+                     + [f"node_map_draws:{c}" for c in draw_node_maps.CHECKS]
+                     + [f"calibration_strata:{stratify.CHECK_COMPLETE}"]),
     "blocking": ["boards:a_prime_no_illegal_board"],
     "jobs": ["calibration_job"],
     "job_assets": {"calibration_job": ["boards", "calibration_report", "calibration_strata", "node_map_draws",
@@ -266,7 +268,7 @@ def test_rejected_rows_count_as_stored_so_the_sensor_does_not_loop(tmp_path):
     with dg.instance_for_test() as instance:
         materialize_all(defs, instance)
         assert (root / REJECTED).exists()
-        now = regen.fingerprints_now(settings.load_table(), settings.samples, 0)
+        now = fingerprints.fingerprints_now(settings.load_table(), settings.samples, 0)
         assert regen.fingerprints_stored(root, now) == now
         _, requests, _ = tick(instance, defs, settings)
         assert requests == []

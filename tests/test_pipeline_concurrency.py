@@ -19,9 +19,10 @@ import dagster as dg
 import duckdb
 import pytest
 
-from boardgen_pipeline import publish, regen, warehouse
+from boardgen_pipeline.steps import regen
+from boardgen_pipeline.warehouse import datasets, publish, views
 
-from .test_pipeline_support import N, QUIET, copy_fixture, defs_for, run_partition
+from .test_pipeline_support import QUIET, N, copy_fixture, defs_for, run_partition
 
 pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 REPO = Path(__file__).resolve().parent.parent
@@ -53,7 +54,7 @@ READER = textwrap.dedent("""
 
 def test_partitions_run_concurrently_while_readers_query(tmp_path, monkeypatch):
     tables, root, home = copy_fixture("small", tmp_path), tmp_path / "warehouse", tmp_path / "dagster_home"
-    db = publish.refresh_views_atomic(root)  # an empty database, as after `make clean; make run` started
+    db = views.refresh_views_atomic(root)  # an empty database, as after `make clean; make run` started
     held = duckdb.connect(str(db), read_only=True)  # a session kept open through the whole run
     stop, log = tmp_path / "stop", tmp_path / "reader.json"
     reader = subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop), str(log)])
@@ -126,12 +127,12 @@ def test_a_run_killed_mid_write_leaves_nothing_partial_and_a_rerun_is_idempotent
                             capture_output=True, text=True, timeout=120)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
 
-    folder = warehouse.partition_dir(root, "boards", (1, 0))
+    folder = datasets.partition_dir(root, "boards", (1, 0))
     leftovers = list(folder.iterdir())
     assert leftovers and all(p.name.startswith(".") and p.name.endswith(".tmp") for p in leftovers)
-    assert not warehouse.partition_path(root, "boards", (1, 0)).exists()
+    assert not datasets.partition_path(root, "boards", (1, 0)).exists()
     assert publish.keys_in(root, "boards") == set()
-    assert publish.view_statements(root) == {}  # no view would see a partial file
+    assert views.view_statements(root) == {}  # no view would see a partial file
     assert regen.fingerprints_stored(root, ["1-0"]) == {}  # so the sensor regenerates the row
 
     # rerun: the same bytes as a clean run elsewhere, and again on a second rerun
@@ -142,8 +143,8 @@ def test_a_run_killed_mid_write_leaves_nothing_partial_and_a_rerun_is_idempotent
         for p in leftovers:  # age the killed writer's leftovers past the sweep threshold
             os.utime(p, (time.time() - 3600, time.time() - 3600))
         assert run_partition(defs_for(tables, root), instance, "1-0").success
-        first = warehouse.partition_path(root, "boards", (1, 0)).read_bytes()
+        first = datasets.partition_path(root, "boards", (1, 0)).read_bytes()
         assert run_partition(defs_for(tables, root), instance, "1-0").success
-        second = warehouse.partition_path(root, "boards", (1, 0)).read_bytes()
-    assert first == second == warehouse.partition_path(clean_root, "boards", (1, 0)).read_bytes()
+        second = datasets.partition_path(root, "boards", (1, 0)).read_bytes()
+    assert first == second == datasets.partition_path(clean_root, "boards", (1, 0)).read_bytes()
     assert [p.name for p in folder.iterdir()] == ["part.parquet"]  # the stale temp file was swept

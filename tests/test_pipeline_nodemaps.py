@@ -16,9 +16,10 @@ import dagster as dg
 import duckdb
 import pytest
 
-from boardgen_pipeline import nodemap_batch, strata, warehouse
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.nodemap import Node, Template, fixed_map, replay_level
+from boardgen_pipeline.steps import draw_node_maps, stratify
+from boardgen_pipeline.warehouse import datasets
 
 from .test_pipeline_support import (
     QUIET,
@@ -36,7 +37,7 @@ from .test_pipeline_support import (
 pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 
 ADVENTURES = 300
-FIGURES = strata.FIGURES
+FIGURES = stratify.FIGURES
 
 
 @pytest.fixture(scope="module")
@@ -52,15 +53,15 @@ def pools(tmp_path_factory):
 
 
 def draws_path(root):
-    return warehouse.flat_path(root, "node_map_draws", "draws")
+    return datasets.flat_path(root, "node_map_draws", "draws")
 
 
 def strata_path(root):
-    return warehouse.flat_path(root, "calibration_strata", "strata")
+    return datasets.flat_path(root, "calibration_strata", "strata")
 
 
 def reports(root) -> dict:
-    return {key: parquet_records(warehouse.partition_path(root, "calibration_report", key))[0]
+    return {key: parquet_records(datasets.partition_path(root, "calibration_report", key))[0]
             for key in ((1, 0), (1, 1), (1, 3))}
 
 
@@ -68,7 +69,7 @@ def test_the_pools_run_materializes_draws_and_strata(pools):
     assert all(r.success for r in pools["results"].values())
     run = pools["run"]
     assert run.success and materialized(run) == {"validated_rows", "node_map_draws", "calibration_strata"}
-    assert set(checks_of(run)) == set(nodemap_batch.CHECKS) | {strata.CHECK_COMPLETE}
+    assert set(checks_of(run)) == set(draw_node_maps.CHECKS) | {stratify.CHECK_COMPLETE}
     assert all(c.passed for c in checks_of(run).values())
     assert all(c.partition is None for c in checks_of(run).values())
     # issue 8: the report's per-row chart, as a file and in the metadata
@@ -93,7 +94,7 @@ def test_draws_hold_every_adventure_on_both_branches(pools):
     assert {r["template_id"] for r in drawn} == {"fork", "corridor"}
     depths = {r["template_id"]: r["board_node_depths"] for r in records}
     assert depths == {"fork": [0, 1, 3], "corridor": [0, 3]}  # the corridor has no battle at depth 1
-    assert {r["pools_digest"] for r in records} == {nodemap_batch.pools_digest(pools["catalog"].pools)}
+    assert {r["pools_digest"] for r in records} == {draw_node_maps.pools_digest(pools["catalog"].pools)}
     fixed_digest = hashlib.sha256(fixed_map(pool).rows()).hexdigest()[:16]
     assert {r["map_digest"] for r in scripted} == {fixed_digest}
     for r in drawn[:20]:  # each drawn level replays alone from its seed and scope
@@ -104,7 +105,7 @@ def test_draws_hold_every_adventure_on_both_branches(pools):
 def test_node_map_draws_view(pools):
     records = parquet_records(draws_path(pools["root"]))
     want = Counter(r["template_id"] for r in records if not r["first_adventure"])
-    con = duckdb.connect(str(pools["root"] / warehouse.DB_NAME), read_only=True)
+    con = duckdb.connect(str(pools["root"] / datasets.DB_NAME), read_only=True)
     try:
         got = dict(con.execute("select template_id, count(*) from node_map_draws where not first_adventure "
                                "group by all").fetchall())
@@ -121,7 +122,7 @@ def test_uniformity_check_carries_the_chi_square_computed_here(pools):
     expected = ADVENTURES / 2
     stat = sum((counts[t] - expected) ** 2 / expected for t in ("fork", "corridor"))
     p = math.erfc(math.sqrt(stat / 2))  # chi-square survival function, 1 degree of freedom
-    m = meta(checks_of(pools["run"])[nodemap_batch.CHECK_UNIFORM])
+    m = meta(checks_of(pools["run"])[draw_node_maps.CHECK_UNIFORM])
     assert m["statistics"] == {"1": pytest.approx(stat)}
     assert m["dof"] == {"1": 1}
     assert m["p_values"]["1"] == pytest.approx(p, rel=1e-9)
@@ -132,24 +133,24 @@ def test_uniformity_check_carries_the_chi_square_computed_here(pools):
 
 def test_template_determinism_and_procedural_checks_carry_their_numbers(pools):
     checks = checks_of(pools["run"])
-    t = meta(checks[nodemap_batch.CHECK_TEMPLATES])
+    t = meta(checks[draw_node_maps.CHECK_TEMPLATES])
     assert (t["templates"], t["templates_per_level"], t["fixed_templates"], t["violations"]) == (
         2, {"1": 2}, {"1": "fork"}, 0)
     assert "| 1 | `corridor` corridor |  | 1-1-1-1 | 1 battle d0, 4 boss d3 |" in t["template_table"]
-    d = meta(checks[nodemap_batch.CHECK_DETERMINISTIC])
-    assert d["sample_adventures"] == nodemap_batch.DETERMINISM_SAMPLE + 1 and d["mismatches"] == 0
+    d = meta(checks[draw_node_maps.CHECK_DETERMINISTIC])
+    assert d["sample_adventures"] == draw_node_maps.DETERMINISM_SAMPLE + 1 and d["mismatches"] == 0
     assert d["replayed_scopes"] == d["sample_adventures"]  # one drawn level per adventure
-    p = meta(checks[nodemap_batch.CHECK_PROCEDURAL])
-    assert p["seeds_per_level"] == nodemap_batch.PROCEDURAL_SAMPLE and p["invalid_maps"] == 0
-    assert p["levels"]["1"]["maps"] == nodemap_batch.PROCEDURAL_SAMPLE and p["levels"]["1"]["enabled"] is False
+    p = meta(checks[draw_node_maps.CHECK_PROCEDURAL])
+    assert p["seeds_per_level"] == draw_node_maps.PROCEDURAL_SAMPLE and p["invalid_maps"] == 0
+    assert p["levels"]["1"]["maps"] == draw_node_maps.PROCEDURAL_SAMPLE and p["levels"]["1"]["enabled"] is False
 
 
 def test_a_rerun_writes_the_same_draws_and_compares_with_the_previous_file(pools):
     before = draws_path(pools["root"]).read_bytes()
     run = run_pools(pools["defs"], pools["instance"])
     assert run.success and draws_path(pools["root"]).read_bytes() == before
-    d = meta(checks_of(run)[nodemap_batch.CHECK_DETERMINISTIC])
-    assert checks_of(run)[nodemap_batch.CHECK_DETERMINISTIC].passed
+    d = meta(checks_of(run)[draw_node_maps.CHECK_DETERMINISTIC])
+    assert checks_of(run)[draw_node_maps.CHECK_DETERMINISTIC].passed
     assert d["previous_records_compared"] == 2 * ADVENTURES
 
 
@@ -171,7 +172,7 @@ def test_stratified_figures_are_the_means_computed_here(pools):
     assert records["fork"]["observed_draw_share"] == pytest.approx(
         sum(r["template_id"] == "fork" for r in draws) / len(draws))
     assert records["*"]["kind"] == "pool" and records["fork"]["kind"] == "template"
-    con = duckdb.connect(str(root / warehouse.DB_NAME), read_only=True)
+    con = duckdb.connect(str(root / datasets.DB_NAME), read_only=True)
     try:
         assert con.execute("select p50 from calibration_strata where kind = 'pool' and level_index = 1"
                            ).fetchone()[0] == pytest.approx(pool["p50"])
@@ -179,7 +180,7 @@ def test_stratified_figures_are_the_means_computed_here(pools):
         assert con.execute("select count(*) from calibration_report").fetchone() == (3,)
     finally:
         con.close()
-    m = meta(checks_of(pools["run"])[strata.CHECK_COMPLETE])
+    m = meta(checks_of(pools["run"])[stratify.CHECK_COMPLETE])
     assert m["templates"] == 2 and m["incomplete_templates"] == 0 and m["pools_complete"] == 1
 
 
@@ -195,7 +196,7 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
 
     requests, cursor = tick()
     assert requests == []  # everything current
-    report_11 = warehouse.partition_path(root, "calibration_report", (1, 1))
+    report_11 = datasets.partition_path(root, "calibration_report", (1, 1))
     saved = report_11.read_bytes()
     report_11.unlink()
     requests, cursor = tick(cursor)
@@ -207,7 +208,7 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     assert records["fork"]["complete"] is False and records["fork"]["missing_rows"] == ["1-1"]
     assert records["fork"]["p50"] is None and records["*"]["p50"] is None
     assert records["corridor"]["complete"] is True and records["corridor"]["p50"] is not None
-    check = checks_of(run)[strata.CHECK_COMPLETE]
+    check = checks_of(run)[stratify.CHECK_COMPLETE]
     assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
     assert meta(check)["missing_rows"] == ["1-1"]
 
@@ -235,15 +236,15 @@ def catalog():
 
 def test_templates_check_fails_on_a_broken_template_and_on_content_discipline(catalog):
     pools, keys = catalog.pools, set(catalog.board_gen.keys())
-    assert nodemap_batch.templates_outcome(pools, keys).passed
-    out = nodemap_batch.templates_outcome(pools, keys - {(1, 1)})  # fork's battle at depth 1 has no row
+    assert draw_node_maps.templates_outcome(pools, keys).passed
+    out = draw_node_maps.templates_outcome(pools, keys - {(1, 1)})  # fork's battle at depth 1 has no row
     assert not out.passed and out.metadata["violations_by_rule"] == {"missing_board_gen_row": 1}
     pool = pools[1]
     fan = Template("fan", 1, (Node(1, "battle", True), Node(2, "battle"), Node(3, "rest"), Node(4, "reward"),
                               Node(5, "shop"), Node(6, "boss")),
                    ((1, 2), (1, 3), (1, 4), (2, 5), (3, 5), (4, 5), (5, 6)))
     broken = {1: dataclasses.replace(pool, templates=(*pool.templates, fan))}
-    out = nodemap_batch.templates_outcome(broken, keys)
+    out = draw_node_maps.templates_outcome(broken, keys)
     assert not out.passed and out.metadata["violations_by_rule"]["fanout_violation"] == 1
 
 
@@ -254,32 +255,32 @@ def _draw(seed, template, first=False):
 
 def test_uniformity_check_fails_on_lopsided_draws(catalog):
     records = [_draw(s, "fork" if s < 100 else "corridor") for s in range(110)]
-    out = nodemap_batch.uniformity_outcome(catalog.pools, records)
+    out = draw_node_maps.uniformity_outcome(catalog.pools, records)
     assert not out.passed and out.metadata["failing_levels"] == [1]
     assert out.metadata["statistics"]["1"] == pytest.approx((45 ** 2 + 45 ** 2) / 55)
     assert out.metadata["p_values"]["1"] < 0.001
     even = [_draw(s, "fork" if s % 2 else "corridor") for s in range(110)]
-    assert nodemap_batch.uniformity_outcome(catalog.pools, even).passed
+    assert draw_node_maps.uniformity_outcome(catalog.pools, even).passed
 
 
 def test_determinism_check_fails_on_a_record_that_does_not_redraw(catalog):
-    records = nodemap_batch.draw_records(catalog.pools, range(20))
-    assert nodemap_batch.determinism_outcome(catalog.pools, records, list(range(20)), records).passed
+    records = draw_node_maps.draw_records(catalog.pools, range(20))
+    assert draw_node_maps.determinism_outcome(catalog.pools, records, list(range(20)), records).passed
     tampered = [dict(r) for r in records]
     target = next(r for r in tampered if not r["first_adventure"])
     target["template_id"] = "corridor" if target["template_id"] == "fork" else "fork"
-    out = nodemap_batch.determinism_outcome(catalog.pools, tampered, list(range(20)))
+    out = draw_node_maps.determinism_outcome(catalog.pools, tampered, list(range(20)))
     assert not out.passed and out.metadata["mismatches"] == 2  # the re-draw and the replay both disagree
-    out = nodemap_batch.determinism_outcome(catalog.pools, records, [0], previous=tampered)
+    out = draw_node_maps.determinism_outcome(catalog.pools, records, [0], previous=tampered)
     assert not out.passed and out.metadata["first_mismatches"][0].startswith("previous file differs")
 
 
 def test_procedural_check_fails_when_step_three_returns_an_invalid_map(catalog, monkeypatch):
     keys = set(catalog.board_gen.keys())
-    assert nodemap_batch.procedural_outcome(catalog.pools, keys, range(8)).passed
+    assert draw_node_maps.procedural_outcome(catalog.pools, keys, range(8)).passed
     loop = dataclasses.replace(fixed_map(catalog.pools[1]), edges=fixed_map(catalog.pools[1]).edges + ((5, 1),))
-    monkeypatch.setattr(nodemap_batch, "build_procedural", lambda pool, stream, params=None: loop)
-    out = nodemap_batch.procedural_outcome(catalog.pools, keys, range(8))
+    monkeypatch.setattr(draw_node_maps, "build_procedural", lambda pool, stream, params=None: loop)
+    out = draw_node_maps.procedural_outcome(catalog.pools, keys, range(8))
     assert not out.passed and out.metadata["invalid_maps"] == 8
 
 
@@ -287,13 +288,13 @@ def test_stratified_figures_by_hand_on_a_pool_of_two(catalog):
     """fork: rows (1,0), (1,1), (1,3); corridor: (1,0), (1,3) (no battle at depth 1)."""
     rows = {(1, 0): 0.9, (1, 1): 0.8, (1, 3): 0.6}
     figures = {k: {name: v for name in FIGURES} for k, v in rows.items()}
-    out = {r["template_id"]: r for r in strata.strata_records(catalog.pools, figures, {(1, "fork"): 0.48})}
+    out = {r["template_id"]: r for r in stratify.strata_records(catalog.pools, figures, {(1, "fork"): 0.48})}
     assert out["fork"]["p50"] == pytest.approx((0.9 + 0.8 + 0.6) / 3)  # 0.7667
     assert out["corridor"]["p50"] == pytest.approx((0.9 + 0.6) / 2)  # 0.75
     assert out["*"]["p50"] == pytest.approx(((0.9 + 0.8 + 0.6) / 3 + 0.75) / 2)  # 0.7583
     assert out["fork"]["observed_draw_share"] == 0.48 and out["corridor"]["observed_draw_share"] is None
     del figures[(1, 1)]
-    out = {r["template_id"]: r for r in strata.strata_records(catalog.pools, figures)}
+    out = {r["template_id"]: r for r in stratify.strata_records(catalog.pools, figures)}
     assert (out["fork"]["complete"], out["fork"]["p50"], out["fork"]["missing_rows"]) == (False, None, ["1-1"])
     assert out["corridor"]["p50"] == pytest.approx(0.75) and out["*"]["p50"] is None
-    assert strata.complete_outcome(list(out.values()), stale=[]).passed is False
+    assert stratify.complete_outcome(list(out.values()), stale=[]).passed is False

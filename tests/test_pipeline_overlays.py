@@ -12,12 +12,15 @@ import dataclasses
 import dagster as dg
 import pytest
 
-from boardgen_pipeline import overlay_batch, skew, variant_checks, warehouse
-from boardgen_pipeline.board import Board
-from boardgen_pipeline.overlay_batch import Placed
-from boardgen_pipeline.skew import ResourceWeight, ResourceWeights
-from boardgen_pipeline.solver import reveal_r0
-from boardgen_pipeline.variant_placement import Overlay
+from boardgen_pipeline.board.geometry import Board
+from boardgen_pipeline.board.solver import reveal_r0
+from boardgen_pipeline.steps import overlay_row
+from boardgen_pipeline.steps.overlay_row import Placed
+from boardgen_pipeline.variants import checks as variant_checks
+from boardgen_pipeline.variants import skew
+from boardgen_pipeline.variants.placement import Overlay
+from boardgen_pipeline.variants.skew import ResourceWeight, ResourceWeights
+from boardgen_pipeline.warehouse import datasets
 
 from .test_pipeline_support import (
     QUIET,
@@ -65,8 +68,8 @@ def test_the_hand_built_board_is_what_the_tests_assume():
 
 
 def test_every_check_passes_on_a_good_overlay():
-    outcomes = overlay_batch.overlay_outcomes([placed(), placed(scope=102)], None, None)
-    assert [o.name for o in outcomes] == list(overlay_batch.CHECKS)
+    outcomes = overlay_row.overlay_outcomes([placed(), placed(scope=102)], None, None)
+    assert [o.name for o in outcomes] == list(overlay_row.CHECKS)
     assert all(o.passed for o in outcomes), [o.description for o in outcomes if not o.passed]
     dom = outcomes[0]
     assert dom.metadata["variant_cells"] == 8 and dom.metadata["boards_with_cells"] == 2
@@ -81,21 +84,21 @@ def test_every_check_passes_on_a_good_overlay():
     ((7, 64), ((7, 64),), "variant_outside_board"),
 ])
 def test_domain_check_fails_on_a_cell_it_forbids(cells, packs, rule):
-    out = overlay_batch.domain_outcome([placed(), dataclasses.replace(bad(cells=cells, packs=packs, target=2),
+    out = overlay_row.domain_outcome([placed(), dataclasses.replace(bad(cells=cells, packs=packs, target=2),
                                                                       scope=7)])
     assert not out.passed and out.severity == "error" and not out.blocking
     assert out.metadata["issues_by_rule"][rule] == 1
     assert out.metadata["failing_scopes"] == [7] and out.metadata["failing_scopes_total"] == 1
     assert "first offending board" in out.pictures["overlaid_board"] and "`7`" in out.pictures["overlaid_board"]
     if rule == "variant_outside_board":  # the pack rules cannot run on it either: reported, not a crash
-        assert overlay_batch.packs_outcome([placed(), dataclasses.replace(
+        assert overlay_row.packs_outcome([placed(), dataclasses.replace(
             bad(cells=cells, packs=packs, target=2), scope=7)]).metadata["issues_by_rule"] == {"pack_off_board": 1}
 
 
 def test_domain_check_fails_on_a_fog_cell():
     fogged = Board(W, W, 3, MINES, fog=(23,))
     p = Placed(9, fogged, R0, dataclasses.replace(GOOD, cells=(15, 23), packs=((15, 23),), target=2))
-    out = overlay_batch.domain_outcome([p])
+    out = overlay_row.domain_outcome([p])
     assert not out.passed and out.metadata["issues_by_rule"] == {"variant_on_fog": 1}
     assert " f" in out.pictures["overlaid_board"] or "f " in out.pictures["overlaid_board"]
 
@@ -109,7 +112,7 @@ def test_domain_check_fails_on_a_fog_cell():
     (dict(cells=(7, 15, 47), packs=((7, 15), (47, 55))), "cells_not_union_of_packs"),
 ])
 def test_packs_check_fails_on_a_bad_pack(changes, rule):
-    out = overlay_batch.packs_outcome([placed(), bad(**changes)])
+    out = overlay_row.packs_outcome([placed(), bad(**changes)])
     assert not out.passed and rule in out.metadata["issues_by_rule"]
     assert out.metadata["failing_scopes"] == [101]
 
@@ -120,7 +123,7 @@ def test_packs_check_fails_on_a_bad_pack(changes, rule):
     (dict(variant_type=None), "cells_without_type"),
 ])
 def test_one_type_check_fails_on_a_board_with_two_types_or_a_global_with_cells(changes, rule):
-    out = overlay_batch.one_type_outcome([bad(**changes)])
+    out = overlay_row.one_type_outcome([bad(**changes)])
     assert not out.passed and rule in out.metadata["issues_by_rule"]
 
 
@@ -134,16 +137,16 @@ GLOBAL = dict(variant_type="skewed_veins", global_variant="skewed_veins", scope=
     (dict(is_boss=False, level_index=2, **GLOBAL), "global_off_boss"),
 ])
 def test_boss_check_fails_when_the_boss_rule_is_broken(changes, rule):
-    out = overlay_batch.boss_outcome([bad(**changes)], applies=True)
+    out = overlay_row.boss_outcome([bad(**changes)], applies=True)
     assert not out.passed and rule in out.metadata["issues_by_rule"]
-    assert overlay_batch.boss_outcome([bad(**changes)], applies=False).passed  # table without a global type
+    assert overlay_row.boss_outcome([bad(**changes)], applies=False).passed  # table without a global type
 
 
 def test_boss_check_passes_on_the_boss_rows_it_describes():
-    out = overlay_batch.boss_outcome([bad(is_boss=True, level_index=2, **GLOBAL)])
+    out = overlay_row.boss_outcome([bad(is_boss=True, level_index=2, **GLOBAL)])
     assert out.passed and out.metadata["global_variants"] == {"skewed_veins": 1}
     assert out.metadata["expected"] == "the global type on every board, zero variant cells"
-    assert overlay_batch.boss_outcome([bad(is_boss=True, level_index=1)]).passed  # level 1 Boss: immune
+    assert overlay_row.boss_outcome([bad(is_boss=True, level_index=1)]).passed  # level 1 Boss: immune
 
 
 WEIGHTS = ResourceWeights((
@@ -154,13 +157,13 @@ WEIGHTS = ResourceWeights((
 
 
 def test_skew_check_passes_on_a_sound_table_and_fails_on_a_pool_that_is_not_77():
-    good = overlay_batch.skew_outcome(WEIGHTS, [0, 30])
+    good = overlay_row.skew_outcome(WEIGHTS, [0, 30])
     assert good.passed and good.metadata["totals"] == {"0": 77, "30": 77}
     assert good.metadata["family_totals"]["30"] == {"offense": 49, "survival": 21, "whitelist": 7}
     short = ResourceWeights(WEIGHTS.rows[:2] + (ResourceWeight("gp", "GP", "whitelist", 6),))
-    out = overlay_batch.skew_outcome(short, [0, 30])
+    out = overlay_row.skew_outcome(short, [0, 30])
     assert not out.passed and out.metadata["issues_by_rule"] == {"skew_total": 2}
-    assert overlay_batch.skew_outcome(None, [0]).passed  # no resource table: not applicable
+    assert overlay_row.skew_outcome(None, [0]).passed  # no resource table: not applicable
 
 
 def test_skew_check_fails_when_the_skew_moves_the_whitelist_or_touches_the_off_state(monkeypatch):
@@ -174,8 +177,8 @@ def test_skew_check_fails_when_the_skew_moves_the_whitelist_or_touches_the_off_s
         return ResourceWeights(tuple(rows), out.source)
 
     monkeypatch.setattr(variant_checks, "skew_weights", leaky)
-    monkeypatch.setattr(overlay_batch, "skew_weights", leaky)
-    out = overlay_batch.skew_outcome(WEIGHTS, [0, 30])
+    monkeypatch.setattr(overlay_row, "skew_weights", leaky)
+    out = overlay_row.skew_outcome(WEIGHTS, [0, 30])
     assert not out.passed
     assert out.metadata["issues_by_rule"]["skew_whitelist_moved"] == 2
     assert out.metadata["issues_by_rule"]["skew_off_not_identical"] == 1
@@ -186,8 +189,8 @@ def test_skew_values_cover_the_off_state_and_every_resource_face_value():
     from boardgen_pipeline.catalog import load_catalog
 
     variation = load_catalog().variation
-    assert overlay_batch.skew_effect_values(variation, []) == [0, 30]
-    assert overlay_batch.skew_effect_values(variation, [bad(is_boss=True, level_index=2,
+    assert overlay_row.skew_effect_values(variation, []) == [0, 30]
+    assert overlay_row.skew_effect_values(variation, [bad(is_boss=True, level_index=2,
                                                             **{**GLOBAL, "effect_value": 12})]) == [0, 12, 30]
 
 
@@ -195,7 +198,7 @@ def test_skew_values_cover_the_off_state_and_every_resource_face_value():
 
 
 def test_a_failing_overlay_check_reaches_dagster_with_its_numbers(tmp_path, monkeypatch):
-    real = overlay_batch.overlay_records
+    real = overlay_row.overlay_records
 
     def on_a_mine(records, board_gen, variation):
         out = real(records, board_gen, variation)
@@ -206,7 +209,7 @@ def test_a_failing_overlay_check_reaches_dagster_with_its_numbers(tmp_path, monk
         out[0]["cell_count"] += 1
         return out
 
-    monkeypatch.setattr(overlay_batch, "overlay_records", on_a_mine)
+    monkeypatch.setattr(overlay_row, "overlay_records", on_a_mine)
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
@@ -215,14 +218,14 @@ def test_a_failing_overlay_check_reaches_dagster_with_its_numbers(tmp_path, monk
     assert result.success  # not blocking: the report is still written
     assert "calibration_report" in materialized(result)
     checks = checks_of(result)
-    dom = checks[overlay_batch.CHECK_DOMAIN]
+    dom = checks[overlay_row.CHECK_DOMAIN]
     assert not dom.passed and dom.severity == dg.AssetCheckSeverity.ERROR and dom.partition == "1-0"
-    records = parquet_records(warehouse.partition_path(root, "variant_overlays", (1, 0)))
+    records = parquet_records(datasets.partition_path(root, "variant_overlays", (1, 0)))
     assert meta(dom)["issues_by_rule"] == {"variant_on_mine": 1}
     assert meta(dom)["failing_scopes"] == [records[0]["board_scope"]]
     assert "first offending board" in meta(dom)["overlaid_board"]
-    assert not checks[overlay_batch.CHECK_PACKS].passed  # a one-cell pack is below pack_min
-    assert checks[overlay_batch.CHECK_ONE_TYPE].passed and checks[overlay_batch.CHECK_SKEW].passed
+    assert not checks[overlay_row.CHECK_PACKS].passed  # a one-cell pack is below pack_min
+    assert checks[overlay_row.CHECK_ONE_TYPE].passed and checks[overlay_row.CHECK_SKEW].passed
 
 
 def _set_cap(tables, value):
@@ -237,7 +240,7 @@ def _set_cap(tables, value):
 def test_an_illegal_batch_withdraws_the_rows_overlays(tmp_path):
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     defs = defs_for(tables, root)
-    path = warehouse.partition_path(root, "variant_overlays", (1, 1))
+    path = datasets.partition_path(root, "variant_overlays", (1, 1))
     with dg.instance_for_test() as instance:
         assert run_validate(defs, instance).success
         assert run_partition(defs, instance, "1-1").success and path.exists()
@@ -259,7 +262,7 @@ def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path
         before = files_state(root)
 
         def cells(key):
-            path = warehouse.partition_path(root, "variant_overlays", key)
+            path = datasets.partition_path(root, "variant_overlays", key)
             return sum(r["cell_count"] for r in parquet_records(path))
 
         cells_before = cells((1, 0))

@@ -9,8 +9,11 @@ from fractions import Fraction
 import duckdb
 import pytest
 
-from boardgen_pipeline import calibration, pictures, publish, regen, warehouse
-from boardgen_pipeline.tables import load_board_gen
+from boardgen_pipeline.calibration import fingerprints, seeds
+from boardgen_pipeline.pictures import drawings
+from boardgen_pipeline.steps import regen
+from boardgen_pipeline.tables.board_gen import load_board_gen
+from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .test_pipeline_support import FIXTURES, N
 
@@ -21,26 +24,26 @@ SMALL = FIXTURES / "small" / "board_gen.toml"
 
 
 def test_partition_keys_round_trip():
-    assert regen.partition_key((1, 0)) == "1-0"
-    assert regen.row_key("12-3") == (12, 3)
+    assert fingerprints.partition_key((1, 0)) == "1-0"
+    assert fingerprints.row_key("12-3") == (12, 3)
     for bad in ("1", "1-0-2", "a-0", "1_0", "-1-0"):
         with pytest.raises(ValueError):
-            regen.row_key(bad)
+            fingerprints.row_key(bad)
 
 
 def test_editing_one_row_changes_one_fingerprint(tmp_path):
     table = load_board_gen(SMALL)
-    now = regen.fingerprints_now(table, N, 0)
+    now = fingerprints.fingerprints_now(table, N, 0)
     text = SMALL.read_text()
     edited = tmp_path / "board_gen.toml"
     edited.write_text(text.replace("mine_density = 0.2\n", "mine_density = 0.205\n", 1))
-    after = regen.fingerprints_now(load_board_gen(edited), N, 0)
+    after = fingerprints.fingerprints_now(load_board_gen(edited), N, 0)
     assert {k for k in now if now[k] != after[k]} == {"1-1"}
     # what decides every row's boards changes every fingerprint
     edited.write_text(text.replace("spawn_side = 3", "spawn_side = 5"))
-    assert not set(now.values()) & set(regen.fingerprints_now(load_board_gen(edited), N, 0).values())
-    assert not set(now.values()) & set(regen.fingerprints_now(table, N + 1, 0).values())
-    assert not set(now.values()) & set(regen.fingerprints_now(table, N, 1).values())
+    assert not set(now.values()) & set(fingerprints.fingerprints_now(load_board_gen(edited), N, 0).values())
+    assert not set(now.values()) & set(fingerprints.fingerprints_now(table, N + 1, 0).values())
+    assert not set(now.values()) & set(fingerprints.fingerprints_now(table, N, 1).values())
 
 
 def test_plan_compares_now_with_stored():
@@ -75,10 +78,10 @@ def test_tables_digest_covers_every_table_file(tmp_path):
     shutil.copytree(FIXTURES / "small", tables)
     (tables / "nodemaps").mkdir()
     (tables / "nodemaps" / "level_1.toml").write_text("# a node map\n")
-    digest, files = regen.tables_digest(tables)
+    digest, files = fingerprints.tables_digest(tables)
     assert set(files) == {"board_gen.toml", "variation.toml", "resource_weights.toml", "nodemaps/level_1.toml"}
     (tables / "nodemaps" / "level_1.toml").write_text("# a node map, edited\n")
-    assert regen.tables_digest(tables)[0] != digest
+    assert fingerprints.tables_digest(tables)[0] != digest
 
 
 # --- pictures ------------------------------------------------------------------------------------
@@ -87,23 +90,23 @@ def test_tables_digest_covers_every_table_file(tmp_path):
 @pytest.fixture(scope="module")
 def batch_records():
     table = load_board_gen(SMALL)
-    b = calibration.seed_batch(table, (2, 0), N)
-    return b, calibration.generate_batch(b)
+    b = seeds.seed_batch(table, (2, 0), N)
+    return b, seeds.generate_batch(b)
 
 
 def test_worst_board_marks_r0_and_r_infinity_consistently_with_its_record(batch_records):
     b, records = batch_records
     for rec in records[:3]:
-        text = pictures.draw_board(rec, b.spawn_side)
+        text = drawings.draw_board(rec, b.spawn_side)
         grid = text.split("```")[1].strip().splitlines()[1:]
         regions = [line.split()[0] for line in grid]
         numbers = [line.split()[1] for line in grid]
         cells = "".join(regions)
         assert len(regions) == rec["height"] and all(len(r) == rec["width"] for r in regions)
-        assert cells.count(pictures.R0_CELL) == rec["r0_size"]
-        assert cells.count(pictures.R0_CELL) + cells.count(pictures.DEDUCED) == rec["revealed"]
-        assert cells.count(pictures.MINE) == rec["mines_actual"]
-        assert "".join(numbers).count(pictures.FOG) == rec["fog_cells"]
+        assert cells.count(drawings.R0_CELL) == rec["r0_size"]
+        assert cells.count(drawings.R0_CELL) + cells.count(drawings.DEDUCED) == rec["revealed"]
+        assert cells.count(drawings.MINE) == rec["mines_actual"]
+        assert "".join(numbers).count(drawings.FOG) == rec["fog_cells"]
         assert f"--seed {rec['scope']}" in text
 
 
@@ -113,7 +116,7 @@ def _rec(revealed, safe):
 
 def test_histogram_marks_the_target_and_counts_a_board_on_it_as_meeting_it():
     records = [_rec(17, 20), _rec(16, 20), _rec(20, 20), _rec(19, 20), _rec(33, 40)]  # .85 .80 1 .95 .825
-    text = pictures.inferability_histogram(records, 0.85)
+    text = drawings.inferability_histogram(records, 0.85)
     lines = text.splitlines()
     marker = next(i for i, line in enumerate(lines) if "target 0.850" in line)
     below = [line for line in lines[:marker] if line.startswith("[")]
@@ -134,11 +137,11 @@ def test_illegal_batch_is_rejected_and_withdraws_the_published_row(tmp_path, bat
     publish.publish_boards(root, b.key, records)
     publish.write_report(root, b.key, {"x": 1})
     publish.reject_boards(root, b.key, records)
-    assert not warehouse.partition_path(root, "boards", b.key).exists()
-    assert not warehouse.partition_path(root, "calibration_report", b.key).exists()
+    assert not datasets.partition_path(root, "boards", b.key).exists()
+    assert not datasets.partition_path(root, "calibration_report", b.key).exists()
     assert publish.stored_fingerprint(root, b.key) == b.batch_fingerprint
     publish.publish_boards(root, b.key, records)
-    assert not warehouse.partition_path(root / publish.REJECTED, "boards", b.key).exists()
+    assert not datasets.partition_path(root / publish.REJECTED, "boards", b.key).exists()
     assert publish.prune(root, keep=set()) == ["boards/(2,0)"]
     assert publish.keys_in(root, "boards") == set()
 
@@ -146,11 +149,11 @@ def test_illegal_batch_is_rejected_and_withdraws_the_published_row(tmp_path, bat
 def test_views_are_swapped_in_while_a_session_holds_the_database(tmp_path, batch_records):
     b, records = batch_records
     root = tmp_path / "wh"
-    db = publish.refresh_views_atomic(root)
+    db = views.refresh_views_atomic(root)
     held = duckdb.connect(str(db))  # read-write, like the duckdb shell
     try:
         publish.publish_boards(root, b.key, records)
-        publish.refresh_views_atomic(root)  # never opens the live file (cross-process: test_pipeline_concurrency)
+        views.refresh_views_atomic(root)  # never opens the live file (cross-process: test_pipeline_concurrency)
         # the held session keeps its (old) file; a new session sees the new views
         assert held.execute("select count(*) from duckdb_views() where not internal").fetchone() == (0,)
     finally:

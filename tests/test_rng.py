@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardgen_pipeline import fastpath
-from boardgen_pipeline.rng import SeedSpace, Stream, derive_at, sigma, splitmix64
+from boardgen_pipeline.board import kernels
+from boardgen_pipeline.board.rng import SeedSpace, Stream, derive_at, sigma, splitmix64
 
 
 def test_golden_first_outputs_of_a_stream():
@@ -33,7 +33,7 @@ def test_splitmix64_reference_vector():
 
 
 def test_streams_are_identical_in_another_process():
-    code = ("from boardgen_pipeline.rng import derive_at;s=derive_at('node_map',123,9);"
+    code = ("from boardgen_pipeline.board.rng import derive_at;s=derive_at('node_map',123,9);"
             "print([s.next_u64() for _ in range(5)])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     s = derive_at("node_map", 123, 9)
@@ -82,7 +82,7 @@ def test_compiled_below_equals_the_reference(scope, n):
     state = np.array([ref.state], dtype=np.uint64)
     draws = np.zeros(1, dtype=np.int64)
     for _ in range(5):
-        assert fastpath.below(state, draws, n) == ref.below(n)
+        assert kernels.below(state, draws, n) == ref.below(n)
     assert int(state[0]) == ref.state and int(draws[0]) == ref.draws
 
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from boardgen_pipeline.board import parse_layout
-from boardgen_pipeline.generator import legality_reasons
-from boardgen_pipeline.measure import measure_cells, measure_layout
-from boardgen_pipeline.solver import closures
+from boardgen_pipeline.board.generator import legality_reasons
+from boardgen_pipeline.board.geometry import parse_layout
+from boardgen_pipeline.board.measure import measure_cells, measure_layout
+from boardgen_pipeline.board.solver import closures
 
 from .conftest import BASELINE_C
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardgen_pipeline.board import neighbour_table
-from boardgen_pipeline.measure import measure_cells
-from boardgen_pipeline.solver import _chain, closures, constraints, spawn_square
+from boardgen_pipeline.board.geometry import neighbour_table
+from boardgen_pipeline.board.measure import measure_cells
+from boardgen_pipeline.board.solver import _chain, closures, constraints, spawn_square
 
 
 @st.composite
@@ -90,7 +90,7 @@ def test_r_infinity_does_not_depend_on_rule_order(layout, order_seed):
 @settings(max_examples=100, deadline=None)
 @given(layouts())
 def test_numbers_are_true(layout):
-    from boardgen_pipeline.board import Board
+    from boardgen_pipeline.board.geometry import Board
 
     w, h, mines = layout
     b = Board(w, h, 3, mines)

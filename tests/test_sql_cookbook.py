@@ -38,10 +38,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from boardgen_pipeline import catalog, cli, publish, warehouse
-from boardgen_pipeline.nodemap import load_pools, simulate_draws
-from boardgen_pipeline.overlays import overlay_records
-from boardgen_pipeline.variant_placement import overlay_record_schema
+from boardgen_pipeline import catalog, cli
+from boardgen_pipeline.nodemap import load_pools
+from boardgen_pipeline.variants.overlays import overlay_records
+from boardgen_pipeline.variants.placement import overlay_record_schema
+from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .test_pipeline_support import QUIET, copy_fixture, defs_for, materialize_all
 
@@ -85,7 +86,7 @@ class Warehouse:
         old = os.getcwd()
         os.chdir(self.base)
         try:
-            con = duckdb.connect(str(self.root / warehouse.DB_NAME), read_only=True)
+            con = duckdb.connect(str(self.root / datasets.DB_NAME), read_only=True)
             try:
                 cur = con.execute(sql)
                 cols = [d[0] for d in cur.description]
@@ -116,27 +117,20 @@ def _write_overlays(root: Path, tables: Path) -> None:
     for key in sorted(publish.keys_in(root, "boards")):
         recs = overlay_records(publish.read_partition(root, "boards", key), cat.board_gen, cat.variation)
         rows = [{k: v for k, v in r.items() if k not in ("level_index", "node_depth")} for r in recs]
-        warehouse.write_atomic(pa.Table.from_pylist(rows, schema=schema),
-                               warehouse.partition_path(root, "variant_overlays", key))
+        datasets.write_atomic(pa.Table.from_pylist(rows, schema=schema),
+                               datasets.partition_path(root, "variant_overlays", key))
 
 
 def _write_draws(root: Path, tables: Path) -> None:
     """The ``node_map_draws`` dataset over the repo's node-map pools (the
     fixture's tables have none): the asset's own step when the library has
-    it (``nodemap_batch.run_draws``), else the domain's draw records
+    it (``draw_node_maps.run_draws``), else the domain's draw records
     (``nodemap.simulate_draws``) written as the asset writes them (one flat
     file, ``level`` stored as ``level_index``)."""
     pools = load_pools(REPO / "tables")
-    try:
-        from boardgen_pipeline import nodemap_batch
-    except ImportError:
-        nodemap_batch = None
-    if nodemap_batch is not None:
-        nodemap_batch.run_draws(root, dataclasses.replace(catalog.load_catalog(tables), pools=pools), len(DRAW_SEEDS))
-        return
-    records = [{("level_index" if k == "level" else k): v for k, v in r.items()}
-               for r in simulate_draws(DRAW_SEEDS, (True, False), pools=pools)]
-    warehouse.write_atomic(pa.Table.from_pylist(records), root / "node_map_draws" / "draws.parquet")
+    from boardgen_pipeline.steps import draw_node_maps
+
+    draw_node_maps.run_draws(root, dataclasses.replace(catalog.load_catalog(tables), pools=pools), len(DRAW_SEEDS))
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +152,7 @@ def wh(tmp_path_factory) -> Warehouse:
     if not _flat_records(root, "node_map_draws"):  # no asset, or no pools in the fixture's tables: empty file
         _write_draws(root, tables)
         built.append("node_map_draws")
-    publish.refresh_views_atomic(root)
+    views.refresh_views_atomic(root)
 
     draws = _flat_records(root, "node_map_draws")
     return Warehouse(
@@ -408,7 +402,7 @@ def test_queries_run_on_a_warehouse_without_rejected_batches(wh, tmp_path):
     (the published boards alone), rather than failing on an empty glob."""
     base = tmp_path / "repo"
     shutil.copytree(wh.root, base / "warehouse", ignore=shutil.ignore_patterns("_rejected", "boardgen.duckdb"))
-    publish.refresh_views_atomic(base / "warehouse")
+    views.refresh_views_atomic(base / "warehouse")
     other = Warehouse(base, wh.tables, base / "warehouse", [], [], [], [], [], ())
     got = other.query("degraded-exits")
     assert {g["exit"] for g in got} == {"best_legal"} and not any(g["rejected"] for g in got)
@@ -418,7 +412,7 @@ def test_query_helper_runs_the_page_verbatim(wh):
     """The runner the page shows (Python client, read-only, the whole block on
     stdin) gives the same answer as the tests' helper."""
     sql = doc_queries()["inferability-distribution"]
-    con = duckdb.connect(str(wh.root / warehouse.DB_NAME), read_only=True)
+    con = duckdb.connect(str(wh.root / datasets.DB_NAME), read_only=True)
     try:
         with contextlib.redirect_stdout(io.StringIO()) as out:
             con.sql(sql).show(max_rows=100)

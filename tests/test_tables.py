@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.tables import load_board_gen, load_board_gen_dir
+from boardgen_pipeline.tables.board_gen import load_board_gen, load_board_gen_dir
 
 from .conftest import BASE_ROW, FIXTURES, write_table
 

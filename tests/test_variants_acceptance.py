@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from boardgen_pipeline.board import Board, parse_layout
-from boardgen_pipeline.rng import derive_at
-from boardgen_pipeline.skew import POOL_TOTAL, load_resource_weights, skew_weights, weights_for_overlay
-from boardgen_pipeline.solver import reveal_r0
-from boardgen_pipeline.variant_checks import check_boss_rule, check_overlay, check_skew, count_issues
-from boardgen_pipeline.variant_placement import place_overlay
-from boardgen_pipeline.variants import VariationTable, load_variation_table
+from boardgen_pipeline.board.geometry import Board, parse_layout
+from boardgen_pipeline.board.rng import derive_at
+from boardgen_pipeline.board.solver import reveal_r0
+from boardgen_pipeline.variants.checks import check_boss_rule, check_overlay, check_skew, count_issues
+from boardgen_pipeline.variants.placement import place_overlay
+from boardgen_pipeline.variants.skew import POOL_TOTAL, load_resource_weights, skew_weights, weights_for_overlay
+from boardgen_pipeline.variants.table import VariationTable, load_variation_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "variants"
@@ -125,7 +125,7 @@ def test_ac2_zero_special_cases_no_code_branches_on_a_type():
     """零特判（负验收）：不存在任何按变异类型分支的代码；读取方按 effect/trigger/placement 枚举路由。"""
     names = {t.id for t in DEFAULT.types} | {t.name for t in DEFAULT.types}
     modules = sorted((ROOT / "boardgen_pipeline").glob("**/*.py")) + sorted((ROOT / "assets").glob("**/*.py"))
-    assert any(p.name == "variant_placement.py" for p in modules)
+    assert ROOT / "boardgen_pipeline" / "variants" / "placement.py" in modules
     offenders = {}
     for path in modules:
         hits = {w for w in _code_words(path) for n in names if n in w}
@@ -205,7 +205,7 @@ def test_ac5_counter_obligation_void_counter_items_stay_empty():
     """配套义务闭环（已作废）：反制兑现不作为验收条目；counter_items 恒空为合法态。"""
     assert all(t.counter_items == () for t in DEFAULT.types)
     # Omitting the field is the same legal empty state.
-    from boardgen_pipeline.variants import parse_variation_table
+    from boardgen_pipeline.variants.table import parse_variation_table
 
     omitted = parse_variation_table({
         "header": {"percent_of_cells": 10, "per_level_bonus": 0, "pack_min": 1, "pack_max": 3},

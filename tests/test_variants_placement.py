@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boardgen_pipeline.board import Board, neighbour_table, parse_layout
-from boardgen_pipeline.rng import derive_at
-from boardgen_pipeline.solver import reveal_r0
-from boardgen_pipeline.variant_checks import check_overlay, check_packs, count_issues
-from boardgen_pipeline.variant_placement import (
+from boardgen_pipeline.board.geometry import Board, neighbour_table, parse_layout
+from boardgen_pipeline.board.rng import derive_at
+from boardgen_pipeline.board.solver import reveal_r0
+from boardgen_pipeline.variants.checks import check_overlay, check_packs, count_issues
+from boardgen_pipeline.variants.placement import (
     Overlay,
     grow_packs,
     overlay_record_schema,
@@ -25,7 +25,7 @@ from boardgen_pipeline.variant_placement import (
     round_half_up,
     target_count,
 )
-from boardgen_pipeline.variants import BOARD_TYPES, load_variation_table, parse_variation_table
+from boardgen_pipeline.variants.table import BOARD_TYPES, load_variation_table, parse_variation_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "variants"

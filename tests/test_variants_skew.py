@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardgen_pipeline.skew import (
+from boardgen_pipeline.variants import checks as variant_checks
+from boardgen_pipeline.variants.checks import check_skew
+from boardgen_pipeline.variants.skew import (
     POOL_TOTAL,
     ResourceWeight,
     ResourceWeights,
@@ -17,7 +19,6 @@ from boardgen_pipeline.skew import (
     load_resource_weights,
     skew_weights,
 )
-from boardgen_pipeline.variant_checks import check_skew
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = load_resource_weights(ROOT / "tables" / "resource_weights.toml")
@@ -113,7 +114,6 @@ def test_property_skew_invariants(w, ev):
 def test_check_skew_can_fail(monkeypatch):
     # A skew that moves the whitelist and breaks the total is what the check
     # exists to catch.
-    from boardgen_pipeline import variant_checks
 
     def broken(w, ev):
         return weights(*[(r.id, r.family, r.weight + (r.family == "whitelist")) for r in w.rows])

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.skew import POOL_TOTAL, load_resource_weights
-from boardgen_pipeline.variants import (
+from boardgen_pipeline.variants.skew import POOL_TOTAL, load_resource_weights
+from boardgen_pipeline.variants.table import (
     BOARD_TYPES,
     EFFECTS,
     PLACEMENTS,

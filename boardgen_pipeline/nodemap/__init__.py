@@ -6,7 +6,7 @@ draw records and stratified measurement.
 Plain functions only; the Dagster asset and the CLI call these.
 """
 
-from .draw import (
+from boardgen_pipeline.nodemap.draw import (
     LABEL,
     OUTCOMES,
     Adventure,
@@ -18,7 +18,7 @@ from .draw import (
     level_map,
     replay_level,
 )
-from .measure import (
+from boardgen_pipeline.nodemap.measure import (
     ChiSquare,
     Stratified,
     chi_square_uniform,
@@ -28,13 +28,13 @@ from .measure import (
     simulate_draws,
     stratify,
 )
-from .model import NODE_TYPES, MapNode, Node, NodeMap, Pool, ProceduralParams, Template
-from .procedural import build_procedural
-from .render import draw_adventure_text, render_adventure, render_map
-from .slots import instantiate, roll_slots
-from .stats import ProceduralReport, procedural_report, step3_report_text
-from .templates import load_pool_file, load_pools, read_pools, validate_tables
-from .validate import board_nodes, check_content_discipline, validate_pool, validate_template
+from boardgen_pipeline.nodemap.model import NODE_TYPES, MapNode, Node, NodeMap, Pool, ProceduralParams, Template
+from boardgen_pipeline.nodemap.procedural import build_procedural
+from boardgen_pipeline.nodemap.render import draw_adventure_text, render_adventure, render_map
+from boardgen_pipeline.nodemap.slots import instantiate, roll_slots
+from boardgen_pipeline.nodemap.stats import ProceduralReport, procedural_report, step3_report_text
+from boardgen_pipeline.nodemap.templates import load_pool_file, load_pools, read_pools, validate_tables
+from boardgen_pipeline.nodemap.validate import board_nodes, check_content_discipline, validate_pool, validate_template
 
 __all__ = [
     "LABEL", "OUTCOMES", "NODE_TYPES",

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..errors import TableError
-from ..rng import SeedSpace, Stream, derive_at
-from .model import NodeMap, Pool
-from .procedural import build_procedural
-from .slots import instantiate
-from .validate import validate_template
+from boardgen_pipeline.board.rng import SeedSpace, Stream, derive_at
+from boardgen_pipeline.errors import TableError
+from boardgen_pipeline.nodemap.model import NodeMap, Pool
+from boardgen_pipeline.nodemap.procedural import build_procedural
+from boardgen_pipeline.nodemap.slots import instantiate
+from boardgen_pipeline.nodemap.validate import validate_template
 
 LABEL = "node_map"
 OUTCOMES = ("completed", "failed", "abandoned")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 
-
 Adjacency = dict[int, list[int]]
 
 

@@ -20,10 +20,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .draw import draw_adventure
-from .model import BOARD_TYPES, NodeMap, Pool
-from .render import map_routes
-from .validate import board_nodes
+from boardgen_pipeline.nodemap.draw import draw_adventure
+from boardgen_pipeline.nodemap.model import BOARD_TYPES, NodeMap, Pool
+from boardgen_pipeline.nodemap.render import map_routes
+from boardgen_pipeline.nodemap.validate import board_nodes
 
 
 def draw_record(m: NodeMap, master_seed: int, first_adventure: bool, pool_size: int) -> dict:

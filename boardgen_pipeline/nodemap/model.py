@@ -103,7 +103,7 @@ class Pool:
                 return t
         raise KeyError(template_id)
 
-    def rollback(self) -> "Pool":
+    def rollback(self) -> Pool:
         """The pool shrunk to its fixed template (N = 1): the baseline-batch
         form of seed 004 测量对账 rule 2."""
         return Pool(self.level, (self.fixed,), self.file, ProceduralParams())

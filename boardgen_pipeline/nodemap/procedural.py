@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..rng import Stream
-from . import graph
-from .model import MAX_LAYER_WIDTH, Node, NodeMap, Pool, ProceduralParams, Template
-from .slots import instantiate
-from .validate import validate_template
+from boardgen_pipeline.board.rng import Stream
+from boardgen_pipeline.nodemap import graph
+from boardgen_pipeline.nodemap.model import MAX_LAYER_WIDTH, Node, NodeMap, Pool, ProceduralParams, Template
+from boardgen_pipeline.nodemap.slots import instantiate
+from boardgen_pipeline.nodemap.validate import validate_template
 
 PROCEDURAL_ID = "procedural"
 PPM = 1_000_000

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import graph
-from .draw import draw_adventure
-from .model import NodeMap, Pool
-from .templates import load_pools
+from boardgen_pipeline.nodemap import graph
+from boardgen_pipeline.nodemap.draw import draw_adventure
+from boardgen_pipeline.nodemap.model import NodeMap, Pool
+from boardgen_pipeline.nodemap.templates import load_pools
 
 
 def map_routes(m: NodeMap) -> int:

@@ -21,9 +21,9 @@ node keeps its declared type; the fixed template has no slots anyway (rule
 
 from __future__ import annotations
 
-from ..rng import Stream
-from .model import MapNode, NodeMap, Template
-from .validate import template_depths
+from boardgen_pipeline.board.rng import Stream
+from boardgen_pipeline.nodemap.model import MapNode, NodeMap, Template
+from boardgen_pipeline.nodemap.validate import template_depths
 
 
 def roll_slots(t: Template, stream: Stream) -> dict[int, str]:

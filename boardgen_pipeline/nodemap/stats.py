@@ -18,11 +18,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..rng import derive_at
-from .draw import LABEL
-from .model import NODE_TYPES, Pool, ProceduralParams
-from .procedural import build_procedural
-from .render import map_routes
+from boardgen_pipeline.board.rng import derive_at
+from boardgen_pipeline.nodemap.draw import LABEL
+from boardgen_pipeline.nodemap.model import NODE_TYPES, Pool, ProceduralParams
+from boardgen_pipeline.nodemap.procedural import build_procedural
+from boardgen_pipeline.nodemap.render import map_routes
 
 
 @dataclass

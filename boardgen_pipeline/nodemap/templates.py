@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import TableError, Violation
-from ..tomlio import load_toml
-from .model import SLOT_TYPES, Node, Pool, ProceduralParams, Template
-from .validate import check_content_discipline, pool_rules, validate_template
+from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.nodemap.model import SLOT_TYPES, Node, Pool, ProceduralParams, Template
+from boardgen_pipeline.nodemap.validate import check_content_discipline, pool_rules, validate_template
+from boardgen_pipeline.tables.tomlio import load_toml
 
 FILE_KEYS = {"level", "templates", "procedural"}
 TEMPLATE_KEYS = {"id", "name", "fixed", "nodes", "edges"}

@@ -20,9 +20,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from ..errors import Violation
-from . import graph
-from .model import BOARD_TYPES, MAX_FANOUT, MAX_LAYER_WIDTH, NODE_TYPES, SLOT_TYPES, Pool, Template
+from boardgen_pipeline.errors import Violation
+from boardgen_pipeline.nodemap import graph
+from boardgen_pipeline.nodemap.model import (
+    BOARD_TYPES,
+    MAX_FANOUT,
+    MAX_LAYER_WIDTH,
+    NODE_TYPES,
+    SLOT_TYPES,
+    Pool,
+    Template,
+)
 
 
 def _row(t: Template, node_id: int | None = None) -> str:

@@ -1,0 +1,18 @@
+"""One board, from a parameter row to a verified minesweeper board (seed 000
+"四阶段管线": parameter snapshot -> place -> generate-verify -> output; seed 001
+fog, F1-F5; SPEC 2, 5, 6).
+
+- ``rng``: SplitMix64 streams, one per ``(master_seed, label, scope)`` (SPEC 6);
+- ``geometry``: cells, the spawn square, layouts (SPEC 2.1, 2.6);
+- ``placement``: place then shave (SPEC 2.2), readable reference;
+- ``solver``: R0 and R∞ under ``single_subset`` (SPEC 2.3), readable reference;
+- ``kernels``: the compiled twins of placement and solver, and the
+  :class:`~boardgen_pipeline.board.kernels.Workspace` that carries their
+  scratch arrays;
+- ``fog``: fog placement and the fog budget (SPEC 5);
+- ``generator``: the attempt loop and its three exits (SPEC 2.4-2.5);
+- ``measure``: the measure entry point (seed 001 AC-8);
+- ``bench``: throughput of one row, for ``boardgen bench``.
+
+Imports only ``tables`` and ``errors`` below it.
+"""

@@ -1,0 +1,212 @@
+"""The calibration advisor: what would make a row pass (issue 8; SPEC 7.1
+"Facts for tuning"; seed 001 F4 assertions A and A').
+
+Attempts of one generate call are independent draws from one stream, so a
+row has a per-attempt pass rate ``p`` (legal and inferability >= target),
+and a board leaves through ``passed`` with probability
+``1 - (1 - p) ** max_gen_attempts``. The advisor measures ``p`` from a batch
+(``passes / attempts``: each board stops at its first pass, which makes
+this the maximum-likelihood estimate), with a Wilson 95% interval, and
+searches, with the row's own attempt budget, for:
+
+- the largest ``mine_density`` at which the pass chance is >= 99.9% (the
+  pass rate is not monotone in density, so every density of the grid is
+  probed, from 0.50 down);
+- the smallest ``r0_max_cap`` (a larger cap only makes more attempts legal:
+  monotone, binary search up to ``floor(W*H/2)``);
+- the largest ``inferability_target`` on the 0.01 grid of [0.85, 1]
+  (monotone, binary search).
+
+Probes use their own scopes, ``sigma(L, D) + 2048 + i``, disjoint from the
+calibration batch (``sigma(L, D) + i``, i < 2048), so advice never reuses the
+boards it is judged against. Every candidate value is one the table loader
+would accept.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from boardgen_pipeline.board.generator import generate_from_row
+from boardgen_pipeline.board.rng import derive_at, sigma
+from boardgen_pipeline.tables.board_gen import BoardGenRow, fog_predicate, mines_target
+
+PASS_CHANCE = 0.999
+
+
+PROBE_OFFSET = 2048
+
+
+DEFAULT_PROBES = 128
+
+
+THIN_MARGIN = PASS_CHANCE  # a row whose lower-bound pass chance is below this is "thin"
+
+
+@dataclass(frozen=True)
+class PassRate:
+    passes: int
+    attempts: int
+
+    @property
+    def p(self) -> float:
+        return self.passes / self.attempts if self.attempts else 0.0
+
+    def wilson(self, z: float = 1.96) -> tuple[float, float]:
+        n = self.attempts
+        if n == 0:
+            return (0.0, 1.0)
+        p = self.p
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def board_pass_chance(p: float, attempts: int) -> float:
+    return 1.0 - (1.0 - p) ** attempts
+
+
+def required_rate(attempts: int, chance: float = PASS_CHANCE) -> float:
+    """The per-attempt rate that gives ``chance`` within ``attempts``."""
+    return 1.0 - (1.0 - chance) ** (1.0 / attempts)
+
+
+def rate_from_records(records: list[dict]) -> PassRate:
+    return PassRate(sum(1 for r in records if r["exit"] == "passed"), sum(r["attempts_used"] for r in records))
+
+
+def probe(row: BoardGenRow, spawn_side: int, samples: int = DEFAULT_PROBES, master_seed: int = 0) -> PassRate:
+    base = sigma(row.level_index, row.node_depth) + PROBE_OFFSET
+    recs = [generate_from_row(row, spawn_side, derive_at("board_gen", base + i, master_seed)).metrics
+            for i in range(samples)]
+    return rate_from_records(recs)
+
+
+def _variant(row: BoardGenRow, **changes) -> BoardGenRow:
+    return row.model_copy(update=changes)
+
+
+def _loadable(row: BoardGenRow, spawn_side: int) -> bool:
+    n = mines_target(row.mine_density, row.board_width, row.board_height, spawn_side)
+    return n >= 1 and row.board_width * row.board_height - n >= row.min_safe_count and \
+        not fog_predicate("-", "-", row)
+
+
+@dataclass(frozen=True)
+class Advice:
+    key: tuple[int, int]
+    status: str  # "fails", "thin" or "ok"
+    rate: PassRate
+    attempts: int
+    density: float | None = None
+    cap: int | None = None
+    target: float | None = None
+    searched: bool = False
+
+    def as_dict(self) -> dict:
+        lo, hi = self.rate.wilson()
+        return {
+            "level_index": self.key[0],
+            "node_depth": self.key[1],
+            "advice_status": self.status,
+            "pass_rate_per_attempt": self.rate.p,
+            "pass_rate_ci_low": lo,
+            "pass_rate_ci_high": hi,
+            "board_pass_chance": board_pass_chance(self.rate.p, self.attempts),
+            "required_rate_per_attempt": required_rate(self.attempts),
+            "advice_density": self.density,
+            "advice_r0_max_cap": self.cap,
+            "advice_target": self.target,
+        }
+
+    def text(self) -> str:
+        lo, hi = self.rate.wilson()
+        head = (f"row ({self.key[0]},{self.key[1]}): {self.status}; pass rate per attempt {self.rate.p:.3f} "
+                f"[95% CI {lo:.3f}-{hi:.3f}] over {self.rate.attempts} attempts; chance a board passes within "
+                f"{self.attempts} attempts {board_pass_chance(self.rate.p, self.attempts):.4f} "
+                f"(needs >= {PASS_CHANCE}: {required_rate(self.attempts):.3f} per attempt)")
+        if not self.searched:
+            return head
+        fmt = lambda v, f: "none in the domain" if v is None else f.format(v)  # noqa: E731
+        return "\n".join([head,
+                          "  largest mine_density that passes: " + fmt(self.density, "{:.2f}"),
+                          "  smallest r0_max_cap that passes:  " + fmt(self.cap, "{}"),
+                          "  largest inferability_target:      " + fmt(self.target, "{:.2f}")])
+
+
+def classify(records: list[dict], attempts: int, failing: bool) -> str:
+    if failing:
+        return "fails"
+    lo, _ = rate_from_records(records).wilson()
+    return "thin" if board_pass_chance(lo, attempts) < THIN_MARGIN else "ok"
+
+
+QUICK_PROBES = 16
+
+
+def _good(row: BoardGenRow, spawn_side: int, samples: int, master_seed: int) -> bool:
+    """Pass chance >= 99.9% on ``samples`` probe boards. A quick look at the
+    first 16 boards rejects hopeless candidates (chance < 90%) early: the
+    same scopes, so the full probe would only add to the same evidence."""
+    quick = probe(row, spawn_side, min(QUICK_PROBES, samples), master_seed)
+    if board_pass_chance(quick.p, row.max_gen_attempts) < 0.9:
+        return False
+    return board_pass_chance(probe(row, spawn_side, samples, master_seed).p, row.max_gen_attempts) >= PASS_CHANCE
+
+
+def largest_density(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0) -> float | None:
+    """Coarse grid (0.05 steps, from 0.50 down), then the 0.01 steps just
+    above the largest coarse pass. A pass window narrower than 0.05 between
+    two failing coarse points can be missed: the answer is then None."""
+
+    def ok(hundredths):
+        cand = _variant(row, mine_density=hundredths / 100)
+        return _loadable(cand, spawn_side) and _good(cand, spawn_side, samples, master_seed)
+
+    coarse = next((h for h in range(50, 0, -5) if ok(h)), None)
+    if coarse is None:
+        return None
+    fine = next((h for h in range(min(50, coarse + 4), coarse, -1) if ok(h)), coarse)
+    return fine / 100
+
+
+def smallest_cap(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0) -> int | None:
+    lo, hi = spawn_side**2, (row.board_width * row.board_height) // 2
+    if not _good(_variant(row, r0_max_cap=hi), spawn_side, samples, master_seed):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _good(_variant(row, r0_max_cap=mid), spawn_side, samples, master_seed):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def largest_target(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0) -> float | None:
+    lo, hi = 85, 100  # hundredths
+    if not _good(_variant(row, inferability_target=0.85), spawn_side, samples, master_seed):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _good(_variant(row, inferability_target=mid / 100), spawn_side, samples, master_seed):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo / 100
+
+
+def advise(row: BoardGenRow, spawn_side: int, records: list[dict], *, failing: bool,
+           samples: int = DEFAULT_PROBES, master_seed: int = 0, force: bool = False) -> Advice:
+    """Advice for one row from its calibration ``records``; the searches run
+    for rows that fail or pass thinly (or always with ``force``)."""
+    status = classify(records, row.max_gen_attempts, failing)
+    rate = rate_from_records(records)
+    if status == "ok" and not force:
+        return Advice(row.key, status, rate, row.max_gen_attempts)
+    return Advice(row.key, status, rate, row.max_gen_attempts,
+                  density=largest_density(row, spawn_side, samples, master_seed),
+                  cap=smallest_cap(row, spawn_side, samples, master_seed),
+                  target=largest_target(row, spawn_side, samples, master_seed),
+                  searched=True)

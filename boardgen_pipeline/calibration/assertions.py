@@ -1,0 +1,241 @@
+"""The F4 batch assertions of one row, one small function each (seed 001 "F4
+批量统计断言"; SPEC 7 "assertions", SPEC 9 "asset checks").
+
+- A: no board below target (inferability and, on fog rows, its core);
+- A'': the row's target is at least 0.85;
+- A': no board flagged illegal (blocking: such a batch is never published);
+- B: on fog rows, every fog region placed on at least 95% of boards;
+- B': on rows without fog, no board carries fog;
+- E: the table's ``monotone_in_depth`` fields rise with depth (a warning).
+
+Each check reads one :class:`RowEvidence` (the batch, its records and their
+report; the pictures and the advisor's reading are computed once, on first
+use) and returns one :class:`CheckOutcome`. :data:`ASSERTIONS` lists them in
+the order the report and the UI show them; :func:`check_outcomes` runs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from boardgen_pipeline.calibration.advisor import Advice
+from boardgen_pipeline.calibration.batch import FOG_PLACEMENT_FLOOR, RowReport, evaluate_row
+from boardgen_pipeline.calibration.outcomes import CheckOutcome, _scopes
+from boardgen_pipeline.calibration.report import row_advice
+from boardgen_pipeline.calibration.seeds import SeedBatch
+from boardgen_pipeline.pictures import charts, drawings
+
+TARGET_FLOOR = 0.85  # assertion A'' (seed 001 F4)
+
+CHECK_A = "a_no_board_below_target"
+CHECK_A2 = "a_double_prime_target_floor"
+CHECK_A1 = "a_prime_no_illegal_board"
+CHECK_B = "b_fog_regions_placed"
+CHECK_B1 = "b_prime_no_fog_on_fogless_row"
+CHECK_E = "e_monotone_in_depth"
+CHECKS = (CHECK_A, CHECK_A2, CHECK_A1, CHECK_B, CHECK_B1, CHECK_E)
+
+
+@dataclass
+class RowEvidence:
+    """What the assertions of one row read: its batch plan, its board records
+    (in scope order) and their report."""
+
+    batch: SeedBatch
+    records: list[dict]
+    report: RowReport
+
+    @cached_property
+    def by_scope(self) -> dict[int, dict]:
+        return {r["scope"]: r for r in self.records}
+
+    @cached_property
+    def common(self) -> dict:
+        report = self.report
+        return {
+            "samples": report.samples,
+            "target": report.target,
+            "p10": report.p10,
+            "p50": report.p50,
+            "p90": report.p90,
+            "exit_passed": report.exits.get("passed", 0),
+            "exit_best_legal": report.exits.get("best_legal", 0),
+            "exit_least_bad": report.exits.get("least_bad", 0),
+        }
+
+    @cached_property
+    def histograms(self) -> dict[str, str]:
+        report = self.report
+        title = (f"row {self.batch.row.key_text}: {report.samples} boards, "
+                 f"{len(report.below_target_scopes)} below target")
+        png = charts.inferability_histogram_png([r["inferability"] for r in self.records], report.target, title)
+        return {"inferability_histogram": drawings.inferability_histogram(self.records, report.target),
+                "inferability_chart": charts.png_markdown(png, "inferability histogram")}
+
+    @cached_property
+    def advice(self) -> Advice:
+        return row_advice(self.batch, self.records, self.report)
+
+    @cached_property
+    def advice_metadata(self) -> dict:
+        return {k: v for k, v in self.advice.as_dict().items() if k not in ("level_index", "node_depth")}
+
+    @property
+    def fog(self) -> dict:
+        row = self.batch.row
+        return {"fog_region_count": row.fog_region_count, "fog_target_ratio": row.fog_target_ratio,
+                "applicable": self.report.has_fog}
+
+
+def assertion_a(ev: RowEvidence) -> CheckOutcome:
+    """A: every board meets the row's target (seed 001 F4-A)."""
+    report, below = ev.report, ev.report.below_target_scopes
+    worst = ev.by_scope.get(report.worst_scope)
+    outcome = CheckOutcome(
+        name=CHECK_A,
+        assertion="A",
+        passed=not below,
+        severity="error",
+        blocking=False,
+        description=(f"{len(below)} of {report.samples} boards below target {report.target}"
+                     if below else f"all {report.samples} boards meet target {report.target}"),
+        metadata={
+            **ev.common,
+            "below_target": len(below),
+            "failing_scopes": _scopes(below),
+            "failing_scopes_total": len(below),
+            "worst_scope": report.worst_scope,
+            "worst_inferability": [worst["revealed"], worst["safe_count"]] if worst else None,
+            **ev.advice_metadata,
+        },
+        pictures={**ev.histograms, "advice": ev.advice.text()},
+    )
+    if worst is not None:
+        outcome.pictures["worst_board"] = drawings.draw_board(worst, ev.batch.spawn_side)
+        outcome.pictures["worst_board_picture"] = charts.png_markdown(
+            charts.board_png(worst["layout"], ev.batch.spawn_side), "worst board")
+    return outcome
+
+
+def assertion_a2(ev: RowEvidence) -> CheckOutcome:
+    """A'': the target itself is at least 0.85 (seed 001 F4-A'')."""
+    target = ev.report.target
+    return CheckOutcome(
+        name=CHECK_A2,
+        assertion="A''",
+        passed=target >= TARGET_FLOOR,
+        severity="error",
+        blocking=False,
+        description=f"target {target} {'>=' if target >= TARGET_FLOOR else '<'} {TARGET_FLOOR}",
+        metadata={"target": target, "floor": TARGET_FLOOR},
+    )
+
+
+def assertion_a1(ev: RowEvidence) -> CheckOutcome:
+    """A': no board left through the least-bad exit; blocking (seed 001
+    F4-A': an illegal batch is never published)."""
+    report, records, illegal = ev.report, ev.records, ev.report.illegal_scopes
+    outcome = CheckOutcome(
+        name=CHECK_A1,
+        assertion="A'",
+        passed=not illegal,
+        severity="error",
+        blocking=True,
+        description=(f"{len(illegal)} of {report.samples} boards illegal (exit least_bad): batch not published"
+                     if illegal else f"no illegal board in {report.samples}"),
+        metadata={
+            **ev.common,
+            "illegal": len(illegal),
+            "illegal_scopes": _scopes(illegal),
+            "illegal_scopes_total": len(illegal),
+            "r0_cap_rejected": sum(r["r0_cap_rejected"] for r in records),
+            "unreachable_rejected": sum(r["unreachable_rejected"] for r in records),
+            "free_open_rejected": sum(r["free_open_rejected"] for r in records),
+            "min_safe_rejected": sum(r.get("min_safe_rejected", 0) for r in records),
+            "published": not illegal,
+            **ev.advice_metadata,
+        },
+        pictures={**ev.histograms, "advice": ev.advice.text()},
+    )
+    if illegal:
+        outcome.pictures["first_illegal_board"] = drawings.draw_board(
+            ev.by_scope[illegal[0]], ev.batch.spawn_side, title="first illegal board")
+    return outcome
+
+
+def assertion_b(ev: RowEvidence) -> CheckOutcome:
+    """B: on a fog row, all its fog regions are placed on >= 95% of boards
+    (seed 001 F4-B); not applicable on rows without fog."""
+    report, row = ev.report, ev.batch.row
+    budget = {f"fog_{k}": v for k, v in report.fog_budget.items()}
+    return CheckOutcome(
+        name=CHECK_B,
+        assertion="B",
+        passed=report.assertion_b is not False,
+        severity="error",
+        blocking=False,
+        description=(f"all {row.fog_region_count} fog regions placed on {report.fog_full_share:.1%} of boards "
+                     f"(floor {FOG_PLACEMENT_FLOOR:.0%})" if report.has_fog else "not applicable: row without fog"),
+        metadata={**ev.fog, "full_placement_share": report.fog_full_share, "floor": FOG_PLACEMENT_FLOOR, **budget,
+                  "shortfall_distribution": {str(k): v for k, v in sorted(report.shortfall.items())}},
+    )
+
+
+def assertion_b1(ev: RowEvidence) -> CheckOutcome:
+    """B': a row without fog never carries fog (seed 001 F4-B')."""
+    report = ev.report
+    return CheckOutcome(
+        name=CHECK_B1,
+        assertion="B'",
+        passed=report.assertion_b1 is not False,
+        severity="error",
+        blocking=False,
+        description=("not applicable: fog row" if report.has_fog
+                     else f"{report.fog_boards_on_fogless_row} boards carry fog on a row without fog"),
+        metadata={**ev.fog, "applicable": not report.has_fog, "boards_with_fog": report.fog_boards_on_fogless_row},
+    )
+
+
+def assertion_e(ev: RowEvidence) -> CheckOutcome:
+    """E: the declared ``monotone_in_depth`` fields do not fall with depth
+    within the level (seed 000 调参表; a warning, never blocking)."""
+    batch = ev.batch
+    findings = list(batch.monotone_findings)
+    return CheckOutcome(
+        name=CHECK_E,
+        assertion="E",
+        passed=not findings,
+        severity="warning",
+        blocking=False,
+        description=("; ".join(findings) if findings
+                     else f"monotone in depth: {', '.join(batch.monotone_fields) or 'no fields declared'}"),
+        metadata={"fields": list(batch.monotone_fields), "findings": findings, "violations": len(findings)},
+        pictures={"level_chain": _monotone_picture(batch)},
+    )
+
+
+def _monotone_picture(batch: SeedBatch) -> str:
+    if not batch.monotone_fields:
+        return "_the table declares no monotone_in_depth fields_"
+    head = "| depth | " + " | ".join(batch.monotone_fields) + " |"
+    rule = "|---|" + "---|" * len(batch.monotone_fields)
+    lines = [head, rule]
+    for depth, values in batch.level_chain:
+        mark = "**" if depth == batch.key[1] else ""
+        cells = " | ".join(f"{mark}{v}{mark}" for _, v in values)
+        lines.append(f"| {mark}{depth}{mark} | {cells} |")
+    return f"level {batch.key[0]} (this row in bold):\n\n" + "\n".join(lines)
+
+
+ASSERTIONS: tuple[Callable[[RowEvidence], CheckOutcome], ...] = (
+    assertion_a, assertion_a2, assertion_a1, assertion_b, assertion_b1, assertion_e,
+)
+
+
+def check_outcomes(batch: SeedBatch, records: list[dict], report: RowReport | None = None) -> list[CheckOutcome]:
+    """Assertions A, A'', A', B, B' and E of one row, in that order. B applies to
+    fog rows and B' to rows without fog; the other one passes as not applicable."""
+    evidence = RowEvidence(batch, records, report or evaluate_row(batch.row, records))
+    return [check(evidence) for check in ASSERTIONS]

@@ -1,0 +1,121 @@
+"""Fingerprints: what decides each published dataset, as a short content hash
+(SPEC 1 "regeneration after a table edit", SPEC 9; seed 000 "生成入口" purity).
+
+A partition is regenerated exactly when the fingerprint of its inputs now
+differs from the one stored beside its data. Pure functions of the tables,
+the batch size, the master seed and the code versions; the warehouse side
+(what is stored) lives in ``steps.regen``.
+
+- rows: ``batch_fingerprint`` (row content, N, master seed, metric version),
+  keyed ``"L-D"`` (``partition_key`` / ``row_key``);
+- overlays: ``overlay_fingerprint`` (the row's boards, the variation table,
+  the Boss flag and board type, the overlay version);
+- node-map draws and strata: ``pools_digest`` and ``inputs_fingerprint``
+  (pools, adventures, the current row reports).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+
+from boardgen_pipeline.board.solver import METRIC_VERSION
+from boardgen_pipeline.tables.board_gen import BoardGenTable
+
+OVERLAY_VERSION = 1  # bump when the overlay placement code changes what it places
+
+
+def table_files(tables_dir) -> list[Path]:
+    """Every table file of a tables directory (``*.toml``, sub-folders included)."""
+    return sorted(p for p in Path(tables_dir).rglob("*.toml") if p.is_file())
+
+
+def tables_digest(tables_dir) -> tuple[str, dict[str, str]]:
+    """Content hash of the whole tables directory, and of each file in it."""
+    total = hashlib.sha256()
+    files = {}
+    for path in table_files(tables_dir):
+        rel = path.relative_to(tables_dir).as_posix()
+        files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        total.update(f"{rel}\0{files[rel]}\n".encode())
+    return total.hexdigest()[:16], files
+
+
+def partition_key(key: tuple[int, int]) -> str:
+    return f"{key[0]}-{key[1]}"
+
+
+def row_key(partition: str) -> tuple[int, int]:
+    """``"1-0"`` -> ``(1, 0)``; anything else is a ValueError."""
+    parts = partition.split("-")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"partition key {partition!r} is not L-D (e.g. 1-0)")
+    return int(parts[0]), int(parts[1])
+
+
+def batch_fingerprint(row_fingerprint: str, samples: int, master_seed: int) -> str:
+    text = f"{row_fingerprint}|n={samples}|seed={master_seed}|metric_version={METRIC_VERSION}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def fingerprints_now(table: BoardGenTable, samples: int, master_seed: int) -> dict[str, str]:
+    return {
+        partition_key(k): batch_fingerprint(table.row_fingerprint(k), samples, master_seed) for k in table.keys()
+    }
+
+
+NO_VARIANTS = "no-variation-table"
+NO_POOLS = "no-node-map-pools"
+
+
+def overlay_fingerprints_now(catalog, samples: int, master_seed: int) -> dict[str, str]:
+    """The overlay fingerprint every row's overlays should carry now."""
+    table = catalog.board_gen
+    if catalog.variation is None:
+        return {partition_key(k): NO_VARIANTS for k in table.keys()}
+    return {
+        partition_key(k): overlay_fingerprint(batch_fingerprint(table.row_fingerprint(k), samples, master_seed),
+                                              catalog.variation, table.is_boss_row(k), table.rows[k].board_type)
+        for k in table.keys()
+    }
+
+
+def variation_digest(variation) -> str:
+    """Content hash of a variation table (its parsed rows and header, not the
+    file's bytes: a comment edit places the same overlays)."""
+    return hashlib.sha256(repr(replace(variation, source="")).encode()).hexdigest()[:16]
+
+
+def overlay_fingerprint(batch_fingerprint: str, variation, is_boss: bool, board_type: str) -> str:
+    """Everything that decides a row's overlays besides the placement code:
+    its boards, the variation table, and the row's Boss flag and board type
+    (the Boss flag moves when a deeper row is added to the level, without the
+    row's own fingerprint changing)."""
+    text = (f"{batch_fingerprint}|variation={variation_digest(variation)}|boss={is_boss}|type={board_type}"
+            f"|overlay_version={OVERLAY_VERSION}")
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def pools_digest(pools) -> str:
+    """Content hash of the pools (templates and step-3 parameters, not file
+    paths or comments)."""
+    canon = tuple(
+        (level, tuple(replace(t, file="") for t in p.templates), p.procedural)
+        for level, p in sorted((pools or {}).items())
+    )
+    return hashlib.sha256(repr(canon).encode()).hexdigest()[:16]
+
+
+def reports_fingerprint(report_fps: dict[tuple[int, int], str]) -> str:
+    """Hash of which row reports (by batch fingerprint) the figures used."""
+    text = "|".join(f"{partition_key(k)}={fp}" for k, fp in sorted(report_fps.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def inputs_fingerprint(pools, adventures: int, report_fps: dict[tuple[int, int], str]) -> str:
+    """Everything the draws and the figures are built from: the pools' content,
+    the number of simulated adventures and the current row reports. Stored in
+    every record; the table-edit sensor compares it with the one now."""
+    text = f"pools={pools_digest(pools)}|adventures={adventures}|reports={reports_fingerprint(report_fps)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,37 @@
+"""Report C and diagnostics D of one row, with the advisor's reading (SPEC 7
+"report C", "diagnostics D", 7.1 "facts for tuning"; seed 001 F4; issue 8).
+"""
+
+from __future__ import annotations
+
+from boardgen_pipeline.calibration import advisor
+from boardgen_pipeline.calibration.batch import RowReport
+from boardgen_pipeline.calibration.seeds import SeedBatch
+
+
+def row_advice(batch: SeedBatch, records: list[dict], report: RowReport) -> advisor.Advice:
+    """The advisor's reading of a row (issue 8): measured pass rate and its
+    interval always; the searches only for rows failing A or A' or passing
+    with little margin. Probes scale with the batch (tests use small N)."""
+    failing = not (report.assertion_a and report.assertion_a1)
+    probes = min(advisor.DEFAULT_PROBES, max(32, batch.samples))
+    return advisor.advise(batch.row, batch.spawn_side, records, failing=failing, samples=probes,
+                          master_seed=batch.master_seed)
+
+
+def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | None = None) -> dict:
+    """Report C and diagnostics D of one row, with the fingerprints it came from
+    (and the advisor's figures when the records are given)."""
+    extra = {}
+    if records is not None:
+        extra = {k: v for k, v in row_advice(batch, records, report).as_dict().items()
+                 if k not in ("level_index", "node_depth")}
+    return {
+        **report.as_dict(),
+        **extra,
+        "cap_rejections": report.cap_rejections,
+        "boss_row": batch.boss,
+        "monotone_warnings": len(batch.monotone_findings),
+        "row_fingerprint": batch.row_fingerprint,
+        "batch_fingerprint": batch.batch_fingerprint,
+    }

@@ -1,0 +1,130 @@
+"""Pictures a designer reads at a glance (issue 8 "Pictures"; SPEC 9: each
+check's metadata carries "a picture"): the inferability histogram of a row
+with its target, the worst board with R0 and R∞ shaded, and the per-row
+p10/p50/p90 chart of the calibration report.
+
+Plain functions returning PNG bytes (matplotlib, headless Agg backend), and
+a helper that embeds a PNG in markdown as a data URI, which the Dagster UI
+renders inside check metadata. Figures carry no timestamp, so the same data
+gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import matplotlib
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import ListedColormap  # noqa: E402
+
+from boardgen_pipeline.board.geometry import parse_layout
+from boardgen_pipeline.board.solver import closures
+
+matplotlib.use("Agg")
+
+
+_PNG_META = {"Software": None}
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, metadata=_PNG_META, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def inferability_histogram_png(values: list[float], target: float, title: str = "") -> bytes:
+    """Histogram of a row's board inferabilities, the target as a red line."""
+    fig, ax = plt.subplots(figsize=(6, 3))
+    lo = min([target, *values]) if values else target
+    bins = [lo + (1.0 - lo) * i / 20 for i in range(21)] if lo < 1.0 else 20
+    ax.hist(values, bins=bins, color="#4c78a8", edgecolor="white")
+    ax.axvline(target, color="#d62728", linewidth=2, label=f"target {target:g}")
+    below = sum(1 for v in values if v < target)
+    ax.set_xlabel("inferability |R∞| / |S|")
+    ax.set_ylabel("boards")
+    ax.set_title(title or f"{len(values)} boards, {below} below target")
+    ax.legend(loc="upper left")
+    return _png(fig)
+
+
+def board_png(layout: str, spawn_side: int = 3, title: str = "") -> bytes:
+    """A board drawn as a designer sees it after the solver: mines dark, R0
+    (free opening) light green, R∞ - R0 (proved) green, fog blue when opened
+    and grey when not (marked f), closed safe cells white; numbers shown."""
+    w, h, mines, fog = parse_layout(layout)
+    c = closures(mines, w, h, spawn_side, fog=frozenset(fog))
+    fogset = set(fog)
+    grid = []
+    for y in range(h):
+        row = []
+        for x in range(w):
+            i = y * w + x
+            row.append(0 if mines[i] else (5 if i in c.r_infinity else 4) if i in fogset else
+                       1 if i in c.r0 else 2 if i in c.r_infinity else 3)
+        grid.append(row)
+    cmap = ListedColormap(["#222222", "#c7e9c0", "#41ab5d", "#ffffff", "#bdbdbd", "#9ecae1"])
+    fig, ax = plt.subplots(figsize=(max(3, w * 0.35), max(3, h * 0.35)))
+    ax.imshow(grid, cmap=cmap, vmin=0, vmax=5, interpolation="nearest")
+    for y in range(h):
+        for x in range(w):
+            i = y * w + x
+            n = sum(mines[yy * w + xx] for yy in range(max(0, y - 1), min(h, y + 2))
+                    for xx in range(max(0, x - 1), min(w, x + 2)) if (xx, yy) != (x, y))
+            if i in fogset:
+                ax.text(x, y, "f", ha="center", va="center", fontsize=7, color="#08306b")
+            elif not mines[i] and n:
+                ax.text(x, y, str(n), ha="center", va="center", fontsize=7)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(title or f"R0 {len(c.r0)} (light green), R∞ {len(c.r_infinity)} (green) of "
+                 f"{w * h - sum(mines)} safe; white = needs a guess", fontsize=9)
+    return _png(fig)
+
+
+def report_chart_png(rows: list[dict]) -> bytes:
+    """Per row: the p10-p90 range as a bar, p50 as a dot, the target as a red
+    tick; rows whose p10 is under target stand out in red."""
+    labels = [f"({r['level_index']},{r['node_depth']})" for r in rows]
+    fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.5), 3.5))
+    for i, r in enumerate(rows):
+        bad = r["p10"] < r["inferability_target"] or not r.get("green", True)
+        ax.plot([i, i], [r["p10"], r["p90"]], color="#d62728" if bad else "#4c78a8", linewidth=6,
+                solid_capstyle="butt")
+        ax.plot(i, r["p50"], "o", color="black", markersize=4)
+        ax.plot([i - 0.3, i + 0.3], [r["inferability_target"]] * 2, color="#d62728", linewidth=2)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels(labels, rotation=45, fontsize=8)
+    ax.set_ylabel("inferability")
+    ax.set_ylim(min([0.8] + [r["p10"] for r in rows]) - 0.02, 1.01)
+    ax.set_title("p10-p90 (bar), p50 (dot), target (red tick) per row")
+    return _png(fig)
+
+
+def png_markdown(png: bytes, alt: str = "chart") -> str:
+    """Markdown showing a PNG inline (data URI)."""
+    return f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode('ascii')})"
+
+
+REPORT_CHART = "calibration_report.png"
+
+
+def write_report_chart(root, rows: list[dict]):
+    """Write the per-row chart to ``<root>/calibration_report.png`` (temp file
+    + rename, like every warehouse file) and return its path."""
+    import os
+    import uuid
+    from pathlib import Path
+
+    rows = sorted(rows, key=lambda r: (r["level_index"], r["node_depth"]))
+    path = Path(root) / REPORT_CHART
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_bytes(report_chart_png(rows))
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path

@@ -1,0 +1,131 @@
+"""The nightly's closing verdict (SPEC 7 "assertions", SPEC 8 ``make run``;
+seed 001 F4): which checks failed, which only warn, which runs failed for
+another reason, the exit code they add up to, and the lines a person reads.
+
+Plain data in, plain text out (with ``rich`` markup): the Dagster runner
+collects each run's check results into dicts of the shape
+``{"checks": {name: {"passed", "severity", "description", "metadata"}},
+"boards": {...}, "variant_overlays": {...}, ...}`` and prints what this module
+says. A check of severity ``WARN`` (assertion E) never fails the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from boardgen_pipeline.calibration import assertions
+from boardgen_pipeline.steps import draw_node_maps, overlay_row, stratify
+
+EXIT_OK, EXIT_TABLE, EXIT_CHECK, EXIT_RUN = 0, 1, 3, 4
+
+OK, FAIL, WARN = "[green]ok[/]", "[red]FAIL[/]", "[yellow]warn[/]"
+
+OVERLAY_LABELS = {overlay_row.CHECK_DOMAIN: "cells safe/outside R0", overlay_row.CHECK_PACKS: "packs",
+                  overlay_row.CHECK_ONE_TYPE: "one type", overlay_row.CHECK_BOSS: "Boss rule",
+                  overlay_row.CHECK_SKEW: "skew"}
+NODE_MAP_LABELS = {draw_node_maps.CHECK_TEMPLATES: "templates valid",
+                   draw_node_maps.CHECK_DETERMINISTIC: "deterministic",
+                   draw_node_maps.CHECK_UNIFORM: "uniform", draw_node_maps.CHECK_PROCEDURAL: "step-3 maps valid"}
+STRATA_LABELS = {stratify.CHECK_COMPLETE: "complete"}
+
+ROW_COLUMNS = ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad", "retry",
+               "A", "A''", "A'", "B/B'", "E", "overlays", "published", "gen s")
+
+
+@dataclass
+class Verdict:
+    """Failed checks, warnings and failed runs, each ``(key, name or run id, text)``."""
+
+    failed_checks: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    failed_runs: list = field(default_factory=list)
+
+    def add_run(self, key: str, run_id: str, success: bool, collected: dict) -> None:
+        """One run's checks; the run itself counts as failed only when it
+        failed without a failed check to say why."""
+        for name, c in collected["checks"].items():
+            if not c["passed"]:
+                (self.warnings if c["severity"] == "WARN" else self.failed_checks).append(
+                    (key, name, c["description"]))
+        if not success and not any(k == key for k, _, _ in self.failed_checks):
+            self.failed_runs.append((key, run_id, collected.get("failure", "")))
+
+    @property
+    def exit_code(self) -> int:
+        if self.failed_checks:
+            return EXIT_CHECK
+        if self.failed_runs:
+            return EXIT_RUN
+        return EXIT_OK
+
+    def lines(self, checks_evaluated: int) -> list[str]:
+        out = [f"checks: {checks_evaluated} evaluated, {len(self.failed_checks)} failed, "
+               f"{len(self.warnings)} warning(s)"]
+        out += [f"  {FAIL} {key} {name}: {text}" for key, name, text in self.failed_checks]
+        out += [f"  {WARN} {key} {name}: {text}" for key, name, text in self.warnings]
+        out += [f"  [red]run failed[/] {key} (run {run_id}): {text}" for key, run_id, text in self.failed_runs]
+        return out
+
+
+def row_cells(key: str, info: dict) -> tuple[str, ...]:
+    """One row of the F4 table (:data:`ROW_COLUMNS`) from a row run's results."""
+    b, checks = info.get("boards") or {}, info["checks"]
+    ok, warn = {True: OK, False: FAIL}, {True: OK, False: WARN}
+
+    def status(name, marks=ok):
+        return marks[checks[name]["passed"]] if name in checks else "-"
+
+    overlay = [checks[n]["passed"] for n in overlay_row.CHECKS if n in checks]
+    return (
+        b.get("row", key), f"{b.get('target', 0):.2f}", f"{b.get('p10', 0):.3f}", f"{b.get('p50', 0):.3f}",
+        f"{b.get('p90', 0):.3f}", str(b.get("exit_passed", "-")), str(b.get("exit_best_legal", "-")),
+        str(b.get("exit_least_bad", "-")), f"{b.get('retry_rate', 0):.2f}",
+        status(assertions.CHECK_A), status(assertions.CHECK_A2), status(assertions.CHECK_A1),
+        f"{status(assertions.CHECK_B)}/{status(assertions.CHECK_B1)}", status(assertions.CHECK_E, warn),
+        ok[all(overlay)] if overlay else "-",
+        {True: "yes", False: "[red]no[/]"}.get(b.get("published"), "-"), f"{info.get('generation_seconds', 0):.2f}",
+    )
+
+
+def group_line(label: str, checks: list, names, short: dict, detail: str = "") -> str:
+    """One line for a check group: each check's short name with ok/FAIL/warn
+    (counted over the runs that evaluated it). ``checks``: ``(name, result)``."""
+    parts = []
+    for name in names:
+        results = [c for c in checks if c[0] == name]
+        if not results:
+            parts.append(f"{short[name]} -")
+            continue
+        bad = [c for c in results if not c[1]["passed"]]
+        warn = bad and all(c[1]["severity"] == "WARN" for c in bad)
+        mark = OK if not bad else (WARN if warn else FAIL)
+        count = f" ({len(results) - len(bad)}/{len(results)})" if len(results) > 1 else ""
+        parts.append(f"{short[name]} {mark}{count}")
+    return f"{label}: " + ", ".join(parts) + (f"; {detail}" if detail else "")
+
+
+def group_lines(rows: dict, pools: dict | None) -> list[str]:
+    """A line per check group beyond the F4 table: overlays (per row), node
+    maps and strata (the pools run), with the numbers that matter."""
+    overlay = [(n, c) for info in rows.values() for n, c in info["checks"].items() if n in overlay_row.CHECKS]
+    cells = sum(int((info.get("variant_overlays") or {}).get("variant_cells", 0)) for info in rows.values())
+    whole = sum(int((info.get("variant_overlays") or {}).get("whole_board_boards", 0)) for info in rows.values())
+    out = [group_line("overlay checks", overlay, overlay_row.CHECKS, OVERLAY_LABELS,
+                      f"{cells} variant cells, {whole} whole-board boards")]
+    if pools is None:
+        return [*out, "node-map checks: - (pools run not started)"]
+    checks = list(pools["checks"].items())
+    uniform = pools["checks"].get(draw_node_maps.CHECK_UNIFORM, {}).get("metadata", {})
+    stats = uniform.get("statistics") or {}
+    detail = ", ".join(f"L{lv} chi2 {stats[lv]:.2f} p {uniform['p_values'][lv]:.3f}" for lv in sorted(stats))
+    draws = pools.get("node_map_draws") or {}
+    dof = next(iter((uniform.get("dof") or {}).values()), "-")
+    out.append(group_line("node-map checks", checks, draw_node_maps.CHECKS, NODE_MAP_LABELS,
+                          f"{draws.get('adventures', 0)} adventures x 2 branches"
+                          + (f"; {detail} (dof {dof})" if detail else "")))
+    st = pools.get("calibration_strata") or {}
+    p50 = st.get("pool_p50") or {}
+    pool_p50 = ", ".join(f"L{lv} {v:.3f}" if v is not None else f"L{lv} -" for lv, v in sorted(p50.items()))
+    out.append(group_line("strata", checks, (stratify.CHECK_COMPLETE,), STRATA_LABELS,
+                          f"{st.get('templates', 0)} templates, pool p50 " + (pool_p50 or "-")))
+    return out

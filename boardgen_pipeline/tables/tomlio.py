@@ -1,0 +1,29 @@
+"""Reading the TOML table files (SPEC 2.7, 3, 4: "human-editable text").
+
+Every table of ``tables/`` is TOML: diff-friendly, commentable, and parsed
+by the standard library. A syntax error is a user error like any other: it
+becomes a :class:`~boardgen_pipeline.errors.Violation` naming the file and the
+line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from boardgen_pipeline.errors import TableError, Violation
+
+
+def load_toml(path: Path | str) -> dict:
+    """Parse one TOML file; a missing file or bad syntax raises TableError."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TableError([Violation(str(path), "-", "-", None, "file_missing", "table file not found")]) from None
+    except UnicodeDecodeError as exc:
+        raise TableError([Violation(str(path), "-", "-", None, "encoding", f"not UTF-8 text: {exc}")]) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TableError([Violation(str(path), "-", "-", None, "toml_syntax", str(exc))]) from None
