@@ -181,13 +181,13 @@ def rules_in(module_file: Path) -> set[str]:
 
 
 def test_every_loader_rule_has_a_bad_fixture():
-    used = rules_in(ROOT / "boardgen_pipeline" / "variants.py")
+    used = rules_in(ROOT / "boardgen_pipeline" / "variants" / "table.py")
     assert len(used) >= 10
     assert used - {b[1] for b in BAD} == set()
 
 
 def test_every_weight_rule_has_a_bad_fixture():
-    used = rules_in(ROOT / "boardgen_pipeline" / "skew.py")
+    used = rules_in(ROOT / "boardgen_pipeline" / "variants" / "skew.py")
     assert len(used) >= 8
     assert used - {b[1] for b in BAD_WEIGHTS} == set()
 
