@@ -1,0 +1,184 @@
+"""Publishing calibration partitions into the warehouse (SPEC 8, 9, 10; issue 3
+"Warehouse" and "A' blocking").
+
+``warehouse`` writes and removes single Parquet partitions; this module holds
+the pipeline's rules on top of it:
+
+- **Validate before publishing** (SPEC 10: a failed blocking check does not
+  un-write what it checked). A batch with an illegal board is never written
+  under ``boards/``: it goes to ``_rejected/boards/`` (outside every view's
+  glob, kept for digging), and the row's previously published ``boards`` and
+  ``calibration_report`` partitions are withdrawn, so nothing downstream can
+  read boards of an older row version as if they were current.
+- **Views without contention**. The DuckDB file holds views only. It is
+  rebuilt in a temporary file and renamed over ``boardgen.duckdb`` (atomic on
+  POSIX), under a file lock shared by the pipeline's writers only. A writer
+  therefore never opens the live database file: a reader holding it (the
+  ``duckdb`` shell opens read-write by default) cannot make a run fail with
+  "Could not set lock on file", and a run cannot make a reader fail; a reader
+  that opened the file before a swap keeps the previous inode, whose views
+  read the same Parquet globs.
+- **Pruning**: partitions whose row left the table are removed.
+- **Flat datasets** (``datasets.FLAT_DATASETS``: the node-map draws and the
+  stratified figures, one file each for the whole table) are written with
+  the same temp-and-rename (``write_flat``) and an explicit schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from boardgen_pipeline.warehouse import datasets
+
+REJECTED = "_rejected"
+
+
+# Datasets written once per parameter row by this pipeline: a removed row's
+# files are pruned, and a rejected batch withdraws them all (the overlays of
+# an older row version must not stand beside no boards).
+ROW_DATASETS = ("boards", "variant_overlays", "calibration_report")
+
+
+FINGERPRINT_COLUMN = "batch_fingerprint"
+
+
+def rejected_root(root: Path | str) -> Path:
+    return Path(root) / REJECTED
+
+
+TEMP_MAX_AGE_SECONDS = 600
+
+
+def sweep_temp(root: Path | str, dataset: str, key: tuple[int, int], max_age: float = TEMP_MAX_AGE_SECONDS) -> list[Path]:
+    """Delete temporary files a killed writer left in a partition folder (they
+    are invisible to readers: hidden names ending in ``.tmp``). Only old ones:
+    a younger one may belong to a writer still at work."""
+    import time
+
+    folder = datasets.partition_dir(Path(root), dataset, key)
+    old = [p for p in folder.glob(".*.tmp") if time.time() - p.stat().st_mtime > max_age] if folder.exists() else []
+    for p in old:
+        p.unlink(missing_ok=True)
+    return old
+
+
+def _write(root: Path, dataset: str, key: tuple[int, int], records: list[dict], schema=None) -> Path:
+    sweep_temp(root, dataset, key)
+    return datasets.write_partition(root, dataset, key, records, schema=schema)
+
+
+def publish_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -> Path:
+    """Write a legal batch to ``boards/`` and drop any rejected copy of the row."""
+    path = _write(Path(root), "boards", key, records)
+    datasets.remove_partition(rejected_root(root), "boards", key)
+    return path
+
+
+def reject_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -> Path:
+    """Write a batch holding illegal boards to ``_rejected/boards/`` and withdraw
+    the row's published partitions (they belong to an older row version)."""
+    path = _write(rejected_root(root), "boards", key, records)
+    for dataset in ROW_DATASETS:
+        datasets.remove_partition(Path(root), dataset, key)
+    return path
+
+
+def write_report(root: Path | str, key: tuple[int, int], record: dict) -> Path:
+    return _write(Path(root), "calibration_report", key, [record])
+
+
+def publish_overlays(root: Path | str, key: tuple[int, int], records: list[dict], schema) -> Path:
+    """Write a row's variant overlays (explicit schema: a row whose overlays
+    all have empty lists still gets typed columns)."""
+    return _write(Path(root), "variant_overlays", key, records, schema=schema)
+
+
+def withdraw(root: Path | str, dataset: str, key: tuple[int, int]) -> None:
+    """Remove one published row partition (e.g. overlays of a row whose
+    tables no longer declare variants)."""
+    datasets.remove_partition(Path(root), dataset, key)
+
+
+def write_flat(root: Path | str, dataset: str, name: str, records: list[dict], schema) -> Path:
+    """Write the one file of a dataset that is not per row
+    (``datasets.FLAT_DATASETS``), atomically, with an explicit schema."""
+    path = datasets.flat_path(Path(root), dataset, name)
+    if path.parent.exists():
+        import time
+
+        for p in path.parent.glob(".*.tmp"):
+            if time.time() - p.stat().st_mtime > TEMP_MAX_AGE_SECONDS:
+                p.unlink(missing_ok=True)
+    return datasets.write_atomic(datasets.records_table(records, drop=(), schema=schema), path)
+
+
+def read_flat(root: Path | str, dataset: str, name: str) -> list[dict] | None:
+    """The records of a flat dataset's file, or None when it was never written."""
+    path = datasets.flat_path(Path(root), dataset, name)
+    if not path.exists():
+        return None
+    return pq.read_table(path).to_pylist()
+
+
+def read_partition(root: Path | str, dataset: str, key: tuple[int, int]) -> list[dict]:
+    """The records of one published partition, hive keys put back in."""
+    path = datasets.partition_path(Path(root), dataset, key)
+    if not path.exists():
+        raise FileNotFoundError(f"no published {dataset} partition for row ({key[0]},{key[1]}): {path}")
+    rows = pq.read_table(path).to_pylist()
+    for r in rows:
+        r["level_index"], r["node_depth"] = key
+    return rows
+
+
+def stored_fingerprint(root: Path | str, key: tuple[int, int]) -> str | None:
+    """The batch fingerprint the warehouse holds for a row (published boards
+    first, then a rejected batch), or None when the row was never generated."""
+    for base in (Path(root), rejected_root(root)):
+        path = datasets.partition_path(base, "boards", key)
+        if not path.exists():
+            continue
+        try:
+            col = pq.read_table(path, columns=[FINGERPRINT_COLUMN]).column(0)
+        except (KeyError, ValueError, OSError):  # written without fingerprints (the CLI) or unreadable
+            return None
+        return str(col[0]) if len(col) else None
+    return None
+
+
+def keys_in(root: Path | str, dataset: str) -> set[tuple[int, int]]:
+    """Row keys that have a ``part.parquet`` under ``<root>/<dataset>/``."""
+    out = set()
+    for path in Path(root, dataset).glob("level_index=*/node_depth=*/part.parquet"):
+        try:
+            level = int(path.parent.parent.name.split("=", 1)[1])
+            depth = int(path.parent.name.split("=", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        out.add((level, depth))
+    return out
+
+
+def prune(root: Path | str, keep: set[tuple[int, int]]) -> list[str]:
+    """Remove every row partition (published or rejected) whose key is not in
+    ``keep``; returns what was removed as ``dataset/(L,D)`` strings."""
+    removed = []
+    places = [(Path(root), d) for d in ROW_DATASETS] + [(rejected_root(root), "boards")]
+    for base, dataset in places:
+        for key in sorted(keys_in(base, dataset) - set(keep)):
+            datasets.remove_partition(base, dataset, key)
+            prefix = f"{REJECTED}/" if base != Path(root) else ""
+            removed.append(f"{prefix}{dataset}/({key[0]},{key[1]})")
+    return removed
+
+
+def file_digest(path: Path | str) -> str:
+    """Content hash of a published file (its data version)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
