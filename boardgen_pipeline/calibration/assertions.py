@@ -82,6 +82,11 @@ class RowEvidence:
     def advice_metadata(self) -> dict:
         return {k: v for k, v in self.advice.as_dict().items() if k not in ("level_index", "node_depth")}
 
+    @cached_property
+    def reading(self) -> dict[str, str]:
+        """The pictures A and A' both lead with: the histograms and the advice."""
+        return {**self.histograms, "advice": self.advice.text()}
+
     @property
     def fog(self) -> dict:
         row = self.batch.row
@@ -110,7 +115,7 @@ def assertion_a(ev: RowEvidence) -> CheckOutcome:
             "worst_inferability": [worst["revealed"], worst["safe_count"]] if worst else None,
             **ev.advice_metadata,
         },
-        pictures={**ev.histograms, "advice": ev.advice.text()},
+        pictures=dict(ev.reading),
     )
     if worst is not None:
         outcome.pictures["worst_board"] = drawings.draw_board(worst, ev.batch.spawn_side)
@@ -157,7 +162,7 @@ def assertion_a1(ev: RowEvidence) -> CheckOutcome:
             "published": not illegal,
             **ev.advice_metadata,
         },
-        pictures={**ev.histograms, "advice": ev.advice.text()},
+        pictures=dict(ev.reading),
     )
     if illegal:
         outcome.pictures["first_illegal_board"] = drawings.draw_board(
