@@ -10,6 +10,7 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 .PHONY: run test lint ui bench validate clean
 
 $(STAMP): pyproject.toml
+	@echo "first run: installing boardgen and its dependencies into $(VENV) (a few minutes; once)"
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -29,8 +30,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 
 ui: $(STAMP)
-	$(PY) -m assets.home
-	$(VENV)/bin/dagster dev -w workspace.yaml
+	$(PY) -m assets.ui
 
 validate: $(STAMP)
 	$(VENV)/bin/boardgen validate

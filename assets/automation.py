@@ -1,27 +1,32 @@
 """When the calibration runs: the nightly schedule (02:00) and the table-edit
-sensor (SPEC 9; issue 3 "Nightly schedule", "Regeneration after a table edit").
+sensor (SPEC 9; issue 3 "Nightly schedule", "Regeneration after a table edit";
+issue 12 "Dagster-native execution"; issue 13 "one run per edit").
 
-Both target one job, ``calibration_job`` (the whole graph), through
-selections of it:
+Both target one job, ``calibration_job`` (the whole graph), and launch *one*
+run each time: every partitioned asset has ``BackfillPolicy.single_run()``,
+so a run covers a range of row partitions (``partition_range_tags``), each
+step loops over its rows and records one materialization and one set of
+checks per row partition, and the unpartitioned node-map draws and
+stratified figures follow in the same run, after every row's report.
 
-- ``ROW_SELECTION`` with a row partition: table observation -> validated
-  rows -> seed batch -> boards (+ checks) -> variant overlays (+ checks) ->
-  report. One partition is one unit of work, so whatever run launcher the
-  instance uses (local processes, Kubernetes, Celery) spreads the runs;
-- ``POOLS_SELECTION`` without a partition: node-map draws (+ checks) and the
-  stratified figures, which read every row's report;
-- ``OVERLAY_SELECTION`` with a row partition: the row's overlays alone (the
-  sensor, when only the variation table changed);
+- ``ALL_SELECTION``: table observation -> validated rows -> seed batch ->
+  boards (+ checks) -> variant overlays (+ checks) -> report (+ the
+  table-wide F4 check) -> node-map draws (+ checks) -> stratified figures;
+- ``ROW_SELECTION``: the per-row part of it (a row or a range of rows);
+- ``OVERLAY_SELECTION``: the rows' overlays alone (only the variation table
+  changed), plus the pools;
+- ``POOLS_SELECTION``: node-map draws and stratified figures alone;
 - ``VALIDATE_SELECTION``: the table assets alone.
 
 The sensor compares fingerprints in the tables with the ones the warehouse
-stores (``boardgen_pipeline.steps.regen``): it requests runs for exactly the rows
-whose boards changed, overlay-only runs for rows whose boards are current but
-whose overlays are not (an edit of ``variation.toml``), and one pools run
-when the pools, the adventure count or any current row report differ from
-what the stratified figures were built from; it adds partitions for new rows
-and deletes those of removed rows. Why a sensor and not declarative
-automation: see ``docs/decisions/pipeline.md``.
+stores (``boardgen_pipeline.steps.regen``) and asks for one run per edit:
+the range of row partitions that covers the rows whose boards (or only
+overlays) changed, with the pools; or the pools alone when only they
+changed. A range is contiguous in partition order, so rows between two
+edited rows are regenerated too (bit-identical boards: the cost of one run
+per edit; docs/decisions.md). It adds partitions for new rows and deletes
+those of removed rows. Why a sensor and not declarative automation: see
+``docs/decisions/pipeline.md``.
 """
 
 
@@ -49,10 +54,28 @@ ROW_SELECTION = [*VALIDATE_SELECTION, dg.AssetKey("seed_batches"), dg.AssetKey("
 # A row's overlays alone (its boards are current; the variation table changed).
 OVERLAY_SELECTION = [*VALIDATE_SELECTION, dg.AssetKey("variant_overlays")]
 # Not per row, after every row's report: node-map draws and the stratified figures.
-POOLS_SELECTION = [*VALIDATE_SELECTION, dg.AssetKey("node_map_draws"), dg.AssetKey("calibration_strata")]
+POOLS_ASSETS = [dg.AssetKey("node_map_draws"), dg.AssetKey("calibration_strata")]
+POOLS_SELECTION = [*VALIDATE_SELECTION, *POOLS_ASSETS]
+ALL_SELECTION = [*ROW_SELECTION, *POOLS_ASSETS]
 ALL_ASSETS = ("table_files", "validated_rows", "seed_batches", "boards", "variant_overlays", "calibration_report",
               "node_map_draws", "calibration_strata")
 TRIGGER_TAG = "boardgen/trigger"
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def partition_range_tags(keys: list[str], order: list[str]) -> dict:
+    """The run tags of one run over the range of partitions (in ``order``, the
+    partitions' registration order) that covers ``keys``."""
+    index = {k: i for i, k in enumerate(order)}
+    ranked = sorted(keys, key=index.__getitem__)
+    return {RANGE_START: ranked[0], RANGE_END: ranked[-1]}
+
+
+def range_request(keys: list[str], order: list[str], selection, tags: dict, run_key: str | None = None):
+    """One run over the rows ``keys`` (a single partition when there is one)."""
+    if len(keys) == 1:
+        return dg.RunRequest(run_key=run_key, partition_key=keys[0], asset_selection=selection, tags=tags)
+    return dg.RunRequest(run_key=run_key, asset_selection=selection, tags={**tags, **partition_range_tags(keys, order)})
 
 calibration_job = dg.define_asset_job(
     CALIBRATION_JOB,
@@ -71,8 +94,8 @@ calibration_job = dg.define_asset_job(
     execution_timezone=NIGHTLY_TIMEZONE,
     job=calibration_job,
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Every row of the board_gen table, every night at 02:00: one run per row, then one run of the "
-                "node-map draws and stratified figures.",
+    description="Every row of the board_gen table, every night at 02:00: one run over every row partition, "
+                "then the node-map draws and stratified figures in the same run.",
 )
 def nightly_calibration(context: dg.ScheduleEvaluationContext, settings: BoardgenSettings):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d") if context.scheduled_execution_time else "now"
@@ -83,14 +106,14 @@ def nightly_calibration(context: dg.ScheduleEvaluationContext, settings: Boardge
         # The run fails at validated_rows with the validation report; nothing downstream runs.
         return dg.RunRequest(run_key=f"nightly-{day}-invalid-table", asset_selection=VALIDATE_SELECTION, tags=tags)
     keys = sorted(fingerprints.fingerprints_now(table, settings.samples, settings.master_seed), key=fingerprints.row_key)
-    missing = [k for k in keys if k not in set(context.instance.get_dynamic_partitions(board_rows.name))]
-    if missing:  # a schedule cannot return partition requests: register new rows so their runs resolve
+    registered = context.instance.get_dynamic_partitions(board_rows.name)
+    missing = [k for k in keys if k not in set(registered)]
+    if missing:  # a schedule cannot return partition requests: register new rows so their run resolves
         context.instance.add_dynamic_partitions(board_rows.name, missing)
-    rows = [dg.RunRequest(run_key=f"nightly-{day}-{k}", partition_key=k, asset_selection=ROW_SELECTION, tags=tags)
-            for k in keys]
-    # Queued after the rows; if it starts before the last report is written, the
-    # table-edit sensor sees the figures' inputs changed and asks for it again.
-    return [*rows, dg.RunRequest(run_key=f"nightly-{day}-pools", asset_selection=POOLS_SELECTION, tags=tags)]
+    order = [*registered, *missing]
+    # Rows of a removed table row stay registered until validated_rows prunes them: the range must cover
+    # every current row, and the steps skip nothing (a removed row's partition fails its table lookup).
+    return range_request(keys, order, ALL_SELECTION, tags, run_key=f"nightly-{day}")
 
 
 @dg.sensor(
@@ -142,28 +165,20 @@ def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSet
     cursor_text = regen.dump_cursor(cursor)
     if plan.empty and not overlays and not pools:
         return dg.SensorResult(skip_reason=f"{len(plan.keep)} rows unchanged", cursor=cursor_text)
-    requests = [
-        dg.RunRequest(
-            partition_key=k,
-            asset_selection=ROW_SELECTION,
-            tags={
-                TRIGGER_TAG: "table_edit",
-                "boardgen/reason": "new row" if k not in stored else "row changed",
-                "boardgen/batch_fingerprint": now[k],
-                "boardgen/stored_fingerprint": stored.get(k, "none"),
-            },
-        )
-        for k in plan.regenerate
-    ]
-    requests += [
-        dg.RunRequest(partition_key=k, asset_selection=OVERLAY_SELECTION,
-                      tags={TRIGGER_TAG: "table_edit", "boardgen/reason": "overlays changed",
-                            "boardgen/overlay_fingerprint": overlays_now[k]})
-        for k in overlays
-    ]
-    requests += [dg.RunRequest(asset_selection=POOLS_SELECTION,
-                               tags={TRIGGER_TAG: "table_edit", "boardgen/reason": "node maps or reports changed"})
-                 for _ in pools]
+    # One run per edit: the range covering every row whose boards or overlays changed, with the pools.
+    order = [*registered, *plan.add]
+    tags = {TRIGGER_TAG: "table_edit"}
+    requests = []
+    if plan.regenerate:
+        requests.append(range_request(sorted({*plan.regenerate, *overlays}, key=fingerprints.row_key), order,
+                                      ALL_SELECTION, {**tags, "boardgen/reason": "rows changed: "
+                                                      + " ".join(plan.regenerate)[:200]}))
+    elif overlays:
+        requests.append(range_request(overlays, order, [*OVERLAY_SELECTION, *POOLS_ASSETS],
+                                      {**tags, "boardgen/reason": "overlays changed: " + " ".join(overlays)[:200]}))
+    elif pools:
+        requests.append(dg.RunRequest(asset_selection=POOLS_SELECTION,
+                                      tags={**tags, "boardgen/reason": "node maps or reports changed"}))
     if plan.remove and not requests:  # prune the removed rows' files and views
         requests.append(dg.RunRequest(asset_selection=VALIDATE_SELECTION, tags={TRIGGER_TAG: "table_edit"}))
     partition_requests = []

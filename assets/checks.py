@@ -66,14 +66,78 @@ def _metadata_value(value):
     return value
 
 
-def to_check_result(outcome: outcomes.CheckOutcome) -> dg.AssetCheckResult:
-    metadata = {k: _metadata_value(v) for k, v in outcome.metadata.items()}
-    metadata.update({k: dg.MetadataValue.md(v) for k, v in outcome.pictures.items()})
+def _metadata(outcome: outcomes.CheckOutcome) -> dict:
+    # Pictures first: the UI lists metadata in this order, and the pictures are what a person looks at.
+    metadata = {k: dg.MetadataValue.md(v) for k, v in outcome.pictures.items()}
+    metadata.update({k: _metadata_value(v) for k, v in outcome.metadata.items()})
     metadata["assertion"] = outcome.assertion
+    return metadata
+
+
+def _severity(outcome: outcomes.CheckOutcome) -> dg.AssetCheckSeverity:
+    return dg.AssetCheckSeverity.WARN if outcome.severity == "warning" else dg.AssetCheckSeverity.ERROR
+
+
+def to_check_result(outcome: outcomes.CheckOutcome) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         check_name=outcome.name,
         passed=outcome.passed,
-        severity=dg.AssetCheckSeverity.WARN if outcome.severity == "warning" else dg.AssetCheckSeverity.ERROR,
+        severity=_severity(outcome),
         description=outcome.description,
-        metadata=metadata,
+        metadata=_metadata(outcome),
     )
+
+
+def _targets(context: dg.AssetExecutionContext, asset_key: dg.AssetKey, partitions: list[str]) -> dict:
+    """The materialization each partition's evaluation is about: the newest one
+    of that partition (this step's own, written just before)."""
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationTargetMaterializationData,
+    )
+
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=partitions), limit=len(partitions)).records
+    out = {}
+    for rec in records:
+        partition = rec.partition_key
+        if partition not in out:
+            out[partition] = AssetCheckEvaluationTargetMaterializationData(
+                storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp)
+    return out
+
+
+def partition_check_events(context: dg.AssetExecutionContext, asset_key: str, by_partition: dict,
+                           extra: list | None = None):
+    """The check results of a step that covers a range of row partitions
+    (``BackfillPolicy.single_run``): one evaluation per (partition, check),
+    each recorded against its own partition, so the UI shows every row's
+    checks as if each row had had its own run (Dagster's ``AssetCheckResult``
+    takes the partition from a single-partition step only).
+
+    Yield these *after* the ``MaterializeResult``: each evaluation then targets
+    its partition's new materialization. Blocking (A') acts as Dagster's
+    blocking check when the step covers one partition; over a range, the
+    library withholds the failing row's batch and the steps downstream skip
+    that row, so one illegal row does not stop the other rows (docs/decisions.md).
+    ``extra``: unpartitioned outcomes on the same asset (the summary check)."""
+    key = dg.AssetKey(asset_key)
+    selected = {k.name for k in context.selected_asset_check_keys if k.asset_key == key}
+    for name in sorted(selected):
+        yield dg.Output(None, output_name=context.assets_def.get_output_name_for_asset_check_key(
+            dg.AssetCheckKey(key, name)))
+    single = len(by_partition) == 1
+    targets = _targets(context, key, list(by_partition))
+    for partition, outcome_list in by_partition.items():
+        for outcome in outcome_list:
+            if outcome.name not in selected:
+                continue
+            yield dg.AssetCheckEvaluation(
+                asset_key=key, check_name=outcome.name, passed=outcome.passed, metadata=_metadata(outcome),
+                severity=_severity(outcome), description=outcome.description,
+                blocking=outcome.blocking and single, partition=partition,
+                target_materialization_data=targets.get(partition))
+    for outcome in extra or ():
+        if outcome.name in selected:
+            yield dg.AssetCheckEvaluation(
+                asset_key=key, check_name=outcome.name, passed=outcome.passed, metadata=_metadata(outcome),
+                severity=_severity(outcome), description=outcome.description, blocking=False)

@@ -1,12 +1,13 @@
 """The variant overlays of a row's published boards, one partition per row
-like ``boards`` (SPEC 3, 9; issue 4 "Asset").
+like ``boards`` (SPEC 3, 9; issue 4 "Asset"; issue 12 one run per range).
 
 Downstream of ``boards``: the step reads the row's *published* boards back
-from the warehouse, and an illegal batch is never published (A' blocks the
-run before this step, and the row's older files are withdrawn), so no
-overlay is ever placed on an illegal board. The checks are evaluated in the
-step on the records it is about to write and returned with the
-materialization, like the board checks; none is blocking. The logic is
+from the warehouse, and an illegal batch is never published (the row's older
+files are withdrawn with it), so no overlay is ever placed on an illegal
+board. Over a range of rows, a row without current published boards is
+skipped (its materialization says why; its own A' check is the red one);
+alone in its run, it fails the step as before. The checks are evaluated on
+the records about to be written; none is blocking. The logic is
 ``boardgen_pipeline.steps.overlay_row``.
 """
 
@@ -14,10 +15,10 @@ import dagster as dg
 
 from boardgen_pipeline.calibration import fingerprints
 from boardgen_pipeline.steps import overlay_row
-from boardgen_pipeline.warehouse import publish
 
-from .boards import boards
-from .checks import check_specs, to_check_result
+from .boards import ROWS, boards
+from .checks import check_specs, partition_check_events
+from .metadata import row_metadata
 from .partitions import board_rows
 from .resources import BoardgenSettings
 from .tables import GROUP, load_catalog_or_fail
@@ -26,6 +27,7 @@ from .tables import GROUP, load_catalog_or_fail
 @dg.asset(
     group_name=GROUP,
     partitions_def=board_rows,
+    backfill_policy=ROWS,
     deps=[boards],
     check_specs=check_specs("variant_overlays", overlay_row.CHECKS, overlay_row.DESCRIPTIONS,
                             partitions_def=board_rows),
@@ -33,21 +35,23 @@ from .tables import GROUP, load_catalog_or_fail
     description="The variant overlay of every published board of the row (type, scope, cells, packs, shortfall, "
                 "whole-board variant), Parquet under <warehouse>/variant_overlays/.",
 )
-def variant_overlays(context: dg.AssetExecutionContext, settings: BoardgenSettings) -> dg.MaterializeResult:
+def variant_overlays(context: dg.AssetExecutionContext, settings: BoardgenSettings):
     catalog = load_catalog_or_fail(settings)
-    key = fingerprints.row_key(context.partition_key)
-    try:
-        result = overlay_row.run_overlays(settings.root, catalog, key, settings.samples, settings.master_seed)
-    except (FileNotFoundError, ValueError, KeyError) as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from None
-    metadata = {**result.summary(), **{f"{k}_seconds": round(v, 4) for k, v in result.seconds.items()}}
-    if result.path:
-        metadata["path"] = dg.MetadataValue.path(result.path)
-        version = dg.DataVersion(publish.file_digest(result.path))
-    else:
-        version = dg.DataVersion("no-variation-table")
-    return dg.MaterializeResult(
-        data_version=version,
-        metadata=metadata,
-        check_results=[to_check_result(o) for o in result.outcomes],
-    )
+    outcomes, skipped = {}, []
+    for partition in context.partition_keys:
+        key = fingerprints.row_key(partition)
+        try:
+            result = overlay_row.run_overlays(settings.root, catalog, key, settings.samples, settings.master_seed)
+        except (FileNotFoundError, ValueError, KeyError) as exc:
+            skipped.append(f"{partition}: {exc}")
+            context.add_asset_metadata({"row": partition, "skipped": str(exc)}, partition_key=partition)
+            continue
+        context.add_asset_metadata(row_metadata(result.summary(), result.path, result.seconds),
+                                   partition_key=partition)
+        outcomes[partition] = result.outcomes
+    if skipped and len(context.partition_keys) == 1:
+        raise dg.Failure(description=skipped[0].split(": ", 1)[1], allow_retries=False)
+    for line in skipped:
+        context.log.warning(f"overlays skipped for row {line}")
+    yield dg.MaterializeResult()
+    yield from partition_check_events(context, "variant_overlays", outcomes)

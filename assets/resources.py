@@ -58,7 +58,7 @@ class DaskCluster(dg.ConfigurableResource):
     processes for the step), or ``scheduler`` (an existing cluster at
     ``scheduler_address``, e.g. ``tcp://dask-scheduler:8786``). The records
     are identical in every mode. Set from the environment with
-    ``BOARDGEN_DASK_SCHEDULER`` (scheduler mode) or ``BOARDGEN_DASK_LOCAL_WORKERS``
+    ``BOARDGEN_DASK`` or ``BOARDGEN_DASK_SCHEDULER`` (scheduler mode) or ``BOARDGEN_DASK_LOCAL_WORKERS``
     (local mode), or per run in run config."""
 
     mode: str = "in_process"
@@ -87,7 +87,8 @@ class DaskCluster(dg.ConfigurableResource):
 
 
 def dask_from_env() -> DaskCluster:
-    address = os.environ.get("BOARDGEN_DASK_SCHEDULER", "")
+    # BOARDGEN_DASK (issue 12) and BOARDGEN_DASK_SCHEDULER (issue 7) name the same thing.
+    address = os.environ.get("BOARDGEN_DASK", "") or os.environ.get("BOARDGEN_DASK_SCHEDULER", "")
     local = os.environ.get("BOARDGEN_DASK_LOCAL_WORKERS", "")
     if address:
         return DaskCluster(mode="scheduler", scheduler_address=address)

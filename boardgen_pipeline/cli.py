@@ -158,26 +158,22 @@ def cmd_calibrate(args) -> int:
     from rich.progress import Progress
     from rich.table import Table
 
-    from boardgen_pipeline.calibration import batch
-    from boardgen_pipeline.tables.board_gen import load_board_gen_dir
+    from boardgen_pipeline.catalog import load_catalog
+    from boardgen_pipeline.steps.publish_rows import publish_rows
     from boardgen_pipeline.warehouse import datasets, views
 
-    table = load_board_gen_dir(_tables_dir(args))
+    # Every table, validated together (as the nightly does): the overlays need the variation table.
+    catalog = load_catalog(_tables_dir(args))
+    table = catalog.board_gen
     keys = _parse_rows(args.rows, table)
     root = Path(args.warehouse) if args.warehouse else datasets.default_root()
     console = Console(width=None if sys.stdout.isatty() else 120)
-    reports = []
     with Progress(console=console, transient=False) as progress:
-        task = progress.add_task("calibrating", total=len(keys) * args.samples)
-        for key in keys:
-            progress.update(task, description=f"row {key}")
-            records = batch.run_row(table, key, args.samples, args.master_seed,
-                                    progress=lambda: progress.advance(task))
-            report = batch.evaluate_row(table.rows[key], records)
-            datasets.write_partition(root, "boards", key, records)
-            datasets.write_partition(root, "calibration_report", key, [report.as_dict()])
-            reports.append(report)
-    db = views.refresh_views(root)
+        task = progress.add_task("calibrating", total=len(keys))
+        rows = publish_rows(root, catalog, keys, args.samples, args.master_seed,
+                            on_row=lambda _: progress.advance(task))
+    reports = [r.boards.report for r in rows]
+    db = views.refresh_views_atomic(root)
     from boardgen_pipeline.pictures.charts import write_report_chart
 
     chart = write_report_chart(root, [r.as_dict() for r in reports])
@@ -197,7 +193,7 @@ def cmd_calibrate(args) -> int:
         console.print(f"[yellow]assertion E (warning):[/] {w}")
     failed = [r for r in reports if not r.green]
     console.print(f"warehouse: {root}  (DuckDB: {db}; chart: {chart})")
-    console.print(f'query: duckdb {db} "select * from calibration_report"')
+    console.print('query: boardgen sql "select * from calibration_report"')
     if failed:
         console.print(f"[red]{len(failed)} row(s) failed an assertion:[/] "
                       + ", ".join(f"({r.key[0]},{r.key[1]})" for r in failed))
@@ -229,6 +225,35 @@ def cmd_advise(args) -> int:
             progress.advance(task)
     for a in out:
         console.print(a.text(), highlight=False)
+    return 0
+
+
+def cmd_sql(args) -> int:
+    """One SQL statement against the warehouse's DuckDB views, read only (issue 13:
+    the README's query works with what the project installs)."""
+    import duckdb
+
+    from boardgen_pipeline.warehouse import datasets
+
+    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    db = root / datasets.DB_NAME
+    if not db.is_file():
+        raise UserError(f"no warehouse database at {db}: run `make run` (or `boardgen calibrate`) first")
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rel = con.sql(args.query)
+        if rel is None:
+            return 0
+        if args.format == "csv":
+            rel.to_df().to_csv(sys.stdout, index=False)
+        elif args.format == "json":
+            print(rel.to_df().to_json(orient="records"))
+        else:
+            rel.show(max_rows=args.max_rows, max_width=10_000)
+    except duckdb.Error as exc:
+        raise UserError(f"SQL: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
     return 0
 
 
@@ -288,6 +313,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the save has not finished an adventure yet: fixed templates, no draw")
     nd.add_argument("--tables")
     nd.set_defaults(func=cmd_nodemap_draw)
+
+    q = sub.add_parser("sql", help="run one SQL query on the warehouse's DuckDB views (read only)",
+                       description="Views: boards, board_metrics, variant_overlays, calibration_report, "
+                                   "node_map_draws, calibration_strata (docs/sql.md).")
+    q.add_argument("query", help='e.g. "select * from calibration_report"')
+    q.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE or the repo's warehouse/)")
+    q.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="output format (default: table)")
+    q.add_argument("--max-rows", type=int, default=100, help="rows shown in table format (default: 100)")
+    q.set_defaults(func=cmd_sql)
 
     b = sub.add_parser("bench", help="generator throughput on one parameter row")
     b.add_argument("--width", type=int, required=True)

@@ -12,16 +12,15 @@ import dagster as dg
 import pytest
 
 from assets.automation import (
+    ALL_SELECTION,
     NIGHTLY_CRON,
-    OVERLAY_SELECTION,
-    POOLS_SELECTION,
-    ROW_SELECTION,
     VALIDATE_SELECTION,
     nightly_calibration,
     table_edit_sensor,
 )
 from boardgen_pipeline.calibration import assertions, fingerprints
 from boardgen_pipeline.steps import draw_node_maps, overlay_row, regen, stratify
+from boardgen_pipeline.steps.report_row import CHECK_EVERY_ROW
 from boardgen_pipeline.warehouse import datasets
 from boardgen_pipeline.warehouse.publish import REJECTED
 
@@ -32,9 +31,8 @@ from .test_pipeline_support import (
     files_state,
     materialize_all,
     parquet_records,
-    run_partition,
-    run_pools,
-    run_validate,
+    request_rows,
+    run_request,
     settings_for,
 )
 
@@ -58,15 +56,9 @@ def tick(instance, defs, settings, cursor=None):
 
 
 def execute(defs, instance, requests):
-    """Run what the sensor asked for, with the selection it asked for."""
+    """Run what the sensor asked for, with the selection and the partitions it asked for."""
     for req in requests:
-        if req.partition_key:
-            assert run_partition(defs, instance, req.partition_key, list(req.asset_selection)).success
-        elif list(req.asset_selection) == POOLS_SELECTION:
-            assert run_pools(defs, instance).success
-        else:
-            assert list(req.asset_selection) == VALIDATE_SELECTION
-            assert run_validate(defs, instance).success
+        assert run_request(defs, instance, req).success
 
 
 def edit_row(tables, key, field, value):
@@ -97,9 +89,10 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
 
         edit_row(tables, (1, 0), "inferability_target", 0.86)
         result, requests, cursor = tick(instance, defs, settings, cursor)
+        # one run per edit (issue 13): the row, then the figures that read its report
         assert [r.partition_key for r in requests] == ["1-0"]
-        assert requests[0].tags["boardgen/reason"] == "row changed"
-        assert list(requests[0].asset_selection) == ROW_SELECTION
+        assert requests[0].tags["boardgen/reason"] == "rows changed: 1-0"
+        assert list(requests[0].asset_selection) == ALL_SELECTION
         # asked again before the run stored the new fingerprint: not requested twice
         _, again, _ = tick(instance, defs, settings, cursor)
         assert again == []
@@ -107,9 +100,11 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         execute(defs, instance, requests)
         after = files_state(root)
         changed = {p for p in after if after[p] != before.get(p)}
+        # the node-map draws are recomputed in the run, byte-identical, so their file is not rewritten
         assert changed == {"boards/level_index=1/node_depth=0/part.parquet",
                            "variant_overlays/level_index=1/node_depth=0/part.parquet",
-                           "calibration_report/level_index=1/node_depth=0/part.parquet"}
+                           "calibration_report/level_index=1/node_depth=0/part.parquet",
+                           "calibration_strata/calibration_strata.parquet"}
         for path in before:  # untouched rows: same bytes, same mtime
             if path not in changed:
                 assert after[path] == before[path], path
@@ -130,11 +125,13 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
         path.write_text(text + "\n" + block.replace("node_depth = 1  #", "node_depth = 2  #"))
 
         result, requests, cursor = tick(instance, defs, settings)
-        # (1,1) is no longer level 1's Boss row: its boards stay, its overlays are placed again
-        assert [(r.partition_key, r.tags["boardgen/reason"]) for r in requests] == [("1-2", "new row"),
-                                                                                    ("1-1", "overlays changed")]
-        assert list(requests[1].asset_selection) == OVERLAY_SELECTION
+        # (1,1) is no longer level 1's Boss row: its overlays are placed again; (1,2) is new. One run
+        # covers both: the range 1-1 .. 1-2 in partition order (2-0 sits between them: regenerated
+        # bit-identical, so its files are not rewritten)
+        assert len(requests) == 1 and requests[0].tags["boardgen/reason"] == "rows changed: 1-2"
+        assert list(requests[0].asset_selection) == ALL_SELECTION
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0", "1-2"]
+        assert request_rows(requests[0], instance.get_dynamic_partitions("board_gen_rows")) == ["1-1", "2-0", "1-2"]
         execute(defs, instance, requests)
         assert datasets.partition_path(root, "boards", (1, 2)).exists()
         overlays_11 = "variant_overlays/level_index=1/node_depth=1/part.parquet"
@@ -181,12 +178,12 @@ def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
                                             resources={"settings": settings},
                                             repository_def=defs.get_repository_def())
         data = nightly_calibration.evaluate_tick(context)
-        # one run per row, then the node-map draws and stratified figures
-        assert [r.partition_key for r in data.run_requests] == ["1-0", "1-1", "2-0", None]
-        assert [r.run_key for r in data.run_requests] == [f"nightly-2026-12-01-{k}" for k in ("1-0", "1-1", "2-0",
-                                                                                              "pools")]
-        assert [list(r.asset_selection) for r in data.run_requests] == [ROW_SELECTION] * 3 + [POOLS_SELECTION]
-        assert all(r.tags["boardgen/trigger"] == "nightly" for r in data.run_requests)
+        # one run over every row partition, the node-map draws and stratified figures after them
+        (request,) = data.run_requests
+        assert request.run_key == "nightly-2026-12-01"
+        assert request_rows(request, ["1-0", "1-1", "2-0"]) == ["1-0", "1-1", "2-0"]
+        assert list(request.asset_selection) == ALL_SELECTION
+        assert request.tags["boardgen/trigger"] == "nightly"
         # rows new to the instance are registered so that their runs resolve
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0"]
 
@@ -207,14 +204,15 @@ SNAPSHOT = {
         "seed_batches": ["validated_rows"],
         "boards": ["seed_batches"],
         "variant_overlays": ["boards"],
-        "calibration_report": ["boards", "seed_batches", "variant_overlays"],
+        "calibration_report": ["boards", "variant_overlays"],
         "node_map_draws": ["validated_rows"],
         "calibration_strata": ["calibration_report", "node_map_draws"],
     },
     "checks": sorted([f"boards:{c}" for c in assertions.CHECKS]
                      + [f"variant_overlays:{c}" for c in overlay_row.CHECKS]
                      + [f"node_map_draws:{c}" for c in draw_node_maps.CHECKS]
-                     + [f"calibration_strata:{stratify.CHECK_COMPLETE}"]),
+                     + [f"calibration_strata:{stratify.CHECK_COMPLETE}"]
+                     + [f"calibration_report:{CHECK_EVERY_ROW}"]),
     "blocking": ["boards:a_prime_no_illegal_board"],
     "jobs": ["calibration_job"],
     "job_assets": {"calibration_job": ["boards", "calibration_report", "calibration_strata", "node_map_draws",
@@ -251,7 +249,13 @@ def test_definitions_snapshot():
     }
     assert snapshot == SNAPSHOT
     for c in checks:  # per-partition checks: the spec carries the asset's partitions
+        if c.name == CHECK_EVERY_ROW:  # the table-wide verdict: one result for the whole table
+            assert graph.get_check_spec(c).partitions_def is None
+            continue
         assert graph.get_check_spec(c).partitions_def == graph.get(c.asset_key).partitions_def
+    # one run covers a range of rows: every partitioned asset runs its rows in one step (issue 12)
+    for k in SNAPSHOT["partitioned"]:
+        assert graph.get(dg.AssetKey(k)).backfill_policy == dg.BackfillPolicy.single_run()
     assert {graph.get(dg.AssetKey(k)).partitions_def.name for k in SNAPSHOT["partitioned"]} == {"board_gen_rows"}
 
 

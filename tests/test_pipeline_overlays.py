@@ -32,7 +32,9 @@ from .test_pipeline_support import (
     materialized,
     meta,
     parquet_records,
+    request_rows,
     run_partition,
+    run_request,
     run_validate,
     settings_for,
 )
@@ -252,7 +254,7 @@ def test_an_illegal_batch_withdraws_the_rows_overlays(tmp_path):
 
 
 def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path):
-    from assets.automation import OVERLAY_SELECTION, table_edit_sensor
+    from assets.automation import OVERLAY_SELECTION, POOLS_ASSETS, table_edit_sensor
 
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     settings = settings_for(tables, root)
@@ -271,12 +273,16 @@ def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path
         context = dg.build_sensor_context(instance=instance, definitions=defs, resources={"settings": settings})
         result = table_edit_sensor(context)
         requests = list(result.run_requests)
-        assert [(r.partition_key, r.tags["boardgen/reason"]) for r in requests] == [
-            ("1-0", "overlays changed"), ("1-1", "overlays changed"), ("2-0", "overlays changed")]
-        assert all(list(r.asset_selection) == OVERLAY_SELECTION for r in requests)
-        for r in requests:
-            run = run_partition(defs, instance, r.partition_key, list(r.asset_selection))
-            assert run.success and materialized(run) == {"validated_rows", "variant_overlays"}
+        assert len(requests) == 1  # one run per edit (issue 13)
+        (r,) = requests
+        assert r.tags["boardgen/reason"] == "overlays changed: 1-0 1-1 2-0"
+        assert request_rows(r, instance.get_dynamic_partitions("board_gen_rows")) == ["1-0", "1-1", "2-0"]
+        assert list(r.asset_selection) == [*OVERLAY_SELECTION, *POOLS_ASSETS]
+        run = run_request(defs, instance, r)
+        assert run.success
+        assert materialized(run) == {"validated_rows", "variant_overlays", "node_map_draws", "calibration_strata"}
+        assert {e.partition for e in run.get_asset_materialization_events()
+                if e.asset_key.path == ["variant_overlays"]} == {"1-0", "1-1", "2-0"}
         after = files_state(root)
         for key in ("1-0", "1-1", "2-0"):
             level, depth = key.split("-")

@@ -19,6 +19,7 @@ from assets.automation import CALIBRATION_JOB, OVERLAY_SELECTION, POOLS_SELECTIO
 from assets.definitions import build_definitions
 from assets.partitions import board_rows
 from assets.resources import BoardgenSettings
+from boardgen_pipeline.steps.report_row import CHECK_EVERY_ROW
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 N = 8  # boards per row in the tests: small and fast
@@ -61,6 +62,26 @@ def run_partition(defs, instance, partition: str, selection=None):
                                         asset_selection=selection or ROW_SELECTION)
 
 
+def run_request(defs, instance, request: dg.RunRequest):
+    """Execute what a sensor or schedule asked for, as the daemon would launch
+    it: one partition, a range of partitions (range tags) or none."""
+    return job(defs).execute_in_process(instance=instance, partition_key=request.partition_key,
+                                        tags=dict(request.tags), raise_on_error=False,
+                                        asset_selection=list(request.asset_selection))
+
+
+def request_rows(request: dg.RunRequest, order: list[str]) -> list[str]:
+    """The row partitions a request covers, in ``order``."""
+    from assets.automation import RANGE_END, RANGE_START
+
+    if request.partition_key is not None:
+        return [request.partition_key]
+    if RANGE_START not in request.tags:
+        return []
+    start, end = order.index(request.tags[RANGE_START]), order.index(request.tags[RANGE_END])
+    return order[start:end + 1]
+
+
 def run_overlays(defs, instance, partition: str):
     return run_partition(defs, instance, partition, OVERLAY_SELECTION)
 
@@ -87,8 +108,14 @@ def materialize_all(defs, instance) -> dict:
 
 
 def checks_of(result) -> dict:
-    """``{check_name: AssetCheckEvaluation}`` of one run."""
-    return {c.check_name: c for c in result.get_asset_check_evaluations()}
+    """``{check_name: AssetCheckEvaluation}`` of one run, without the table-wide
+    ``every_row_passes_f4`` (see :func:`table_check_of`)."""
+    return {c.check_name: c for c in result.get_asset_check_evaluations() if c.check_name != CHECK_EVERY_ROW}
+
+
+def table_check_of(result):
+    """The run's ``every_row_passes_f4`` evaluation (issue 13), or None."""
+    return next((c for c in result.get_asset_check_evaluations() if c.check_name == CHECK_EVERY_ROW), None)
 
 
 def meta(evaluation) -> dict:

@@ -66,13 +66,23 @@ class RowEvidence:
         }
 
     @cached_property
+    def looked_at(self) -> bool:
+        """Whether a person will look at this row's pictures: it fails, or passes
+        with a thin margin (the advisor's reading). Rendering a PNG costs more
+        than generating the row's boards (issue 12), so only those rows get
+        them; every row keeps its text pictures."""
+        return self.advice.status != "ok"
+
+    @cached_property
     def histograms(self) -> dict[str, str]:
         report = self.report
-        title = (f"row {self.batch.row.key_text}: {report.samples} boards, "
-                 f"{len(report.below_target_scopes)} below target")
-        png = charts.inferability_histogram_png([r["inferability"] for r in self.records], report.target, title)
-        return {"inferability_histogram": drawings.inferability_histogram(self.records, report.target),
-                "inferability_chart": charts.png_markdown(png, "inferability histogram")}
+        out = {"inferability_histogram": drawings.inferability_histogram(self.records, report.target)}
+        if self.looked_at:
+            title = (f"row {self.batch.row.key_text}: {report.samples} boards, "
+                     f"{len(report.below_target_scopes)} below target")
+            png = charts.inferability_histogram_png([r["inferability"] for r in self.records], report.target, title)
+            out["inferability_chart"] = charts.png_markdown(png, "inferability histogram")
+        return out
 
     @cached_property
     def advice(self) -> Advice:
@@ -86,6 +96,17 @@ class RowEvidence:
     def reading(self) -> dict[str, str]:
         """The pictures A and A' both lead with: the histograms and the advice."""
         return {**self.histograms, "advice": self.advice.text()}
+
+    def overview(self, verdict: str, board_png: str | None = None) -> dict[str, str]:
+        """What a person reads first on a failing or thin row's check page
+        (issue 13): the verdict, the advisor's fix, the histogram with the
+        target and the worst board, in one entry."""
+        if not self.looked_at:
+            return {}
+        parts = [f"**{verdict}**", "```\n" + self.advice.text() + "\n```", self.histograms["inferability_chart"]]
+        if board_png:
+            parts.append(board_png)
+        return {"overview": "\n\n".join(parts)}
 
     @property
     def fog(self) -> dict:
@@ -115,12 +136,16 @@ def assertion_a(ev: RowEvidence) -> CheckOutcome:
             "worst_inferability": [worst["revealed"], worst["safe_count"]] if worst else None,
             **ev.advice_metadata,
         },
-        pictures=dict(ev.reading),
     )
+    board_png = None
+    if worst is not None and ev.looked_at:
+        board_png = charts.png_markdown(charts.board_png(worst["layout"], ev.batch.spawn_side,
+                                                         title=f"worst board, scope {worst['scope']}"), "worst board")
+    outcome.pictures = {**ev.overview(outcome.description, board_png), **ev.reading}
     if worst is not None:
         outcome.pictures["worst_board"] = drawings.draw_board(worst, ev.batch.spawn_side)
-        outcome.pictures["worst_board_picture"] = charts.png_markdown(
-            charts.board_png(worst["layout"], ev.batch.spawn_side), "worst board")
+        if board_png:
+            outcome.pictures["worst_board_picture"] = board_png
     return outcome
 
 
@@ -162,8 +187,8 @@ def assertion_a1(ev: RowEvidence) -> CheckOutcome:
             "published": not illegal,
             **ev.advice_metadata,
         },
-        pictures=dict(ev.reading),
     )
+    outcome.pictures = {**ev.overview(outcome.description), **ev.reading}
     if illegal:
         outcome.pictures["first_illegal_board"] = drawings.draw_board(
             ev.by_scope[illegal[0]], ev.batch.spawn_side, title="first illegal board")

@@ -19,6 +19,15 @@ def row_advice(batch: SeedBatch, records: list[dict], report: RowReport) -> advi
                           master_seed=batch.master_seed)
 
 
+# The row's table parameters, next to its figures (issue 13: one query shows cause and effect).
+TABLE_PARAMETERS = ("board_width", "board_height", "mine_density", "r0_max_cap", "max_gen_attempts",
+                    "min_safe_count", "shave_ring_radius", "board_type", "fog_region_count", "fog_target_ratio")
+# Columns that may be empty, with the type they hold when they are not (a file whose only
+# record has None there would otherwise get an untyped "null" column).
+NULLABLE_TYPES = {"advice_density": "double", "advice_r0_max_cap": "int64", "advice_target": "double",
+                  "worst_scope": "int64"}
+
+
 def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | None = None) -> dict:
     """Report C and diagnostics D of one row, with the fingerprints it came from
     (and the advisor's figures when the records are given)."""
@@ -26,8 +35,10 @@ def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | Non
     if records is not None:
         extra = {k: v for k, v in row_advice(batch, records, report).as_dict().items()
                  if k not in ("level_index", "node_depth")}
+    row = batch.row
     return {
         **report.as_dict(),
+        **{name: getattr(row, name) for name in TABLE_PARAMETERS if hasattr(row, name)},
         **extra,
         "cap_rejections": report.cap_rejections,
         "boss_row": batch.boss,

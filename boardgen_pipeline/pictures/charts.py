@@ -78,8 +78,15 @@ def board_png(layout: str, spawn_side: int = 3, title: str = "") -> bytes:
                 ax.text(x, y, str(n), ha="center", va="center", fontsize=7)
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_title(title or f"R0 {len(c.r0)} (light green), R∞ {len(c.r_infinity)} (green) of "
-                 f"{w * h - sum(mines)} safe; white = needs a guess", fontsize=9)
+    counts = f"R0 {len(c.r0)}, R∞ {len(c.r_infinity)} of {w * h - sum(mines)} safe"
+    ax.set_title(f"{title}\n{counts}" if title else counts, fontsize=9)
+    # A legend for every colour (issue 13): a designer reads the board without the docs.
+    from matplotlib.patches import Patch
+
+    names = ["mine", "R0: free opening", "R∞: proved safe", "needs a guess", "fog, not proved", "fog, proved"]
+    used = sorted({v for row in grid for v in row})
+    ax.legend(handles=[Patch(facecolor=cmap.colors[v], edgecolor="#888888", label=names[v]) for v in used],
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     return _png(fig)
 
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from boardgen_pipeline.calibration.batch import evaluate_row
-from boardgen_pipeline.calibration.report import report_record
+from boardgen_pipeline.calibration.outcomes import CheckOutcome
+from boardgen_pipeline.calibration.report import NULLABLE_TYPES, report_record
 from boardgen_pipeline.calibration.seeds import SeedBatch
 from boardgen_pipeline.warehouse import publish
 
@@ -20,5 +21,73 @@ def write_row_report(root, batch: SeedBatch) -> tuple[dict, str]:
         raise ValueError(f"published boards of row {batch.row.key_text} were made from batch {sorted(map(str, fps))}, "
                          f"not {batch.batch_fingerprint}: regenerate the boards first")
     record = report_record(batch, evaluate_row(batch.row, records), records)
-    path = publish.write_report(root, batch.key, record)
+    path = publish.write_report(root, batch.key, record, schema=report_schema(record))
     return record, str(path)
+
+
+def report_schema(record: dict):
+    """The report file's schema: each column's type from its value, and the
+    declared type for the columns that may be empty (``NULLABLE_TYPES``)."""
+    import pyarrow as pa
+
+    fields = []
+    for name, value in record.items():
+        if name in ("level_index", "node_depth"):
+            continue  # hive keys: in the path
+        declared = NULLABLE_TYPES.get(name)
+        fields.append(pa.field(name, pa.type_for_alias(declared) if declared else pa.array([value]).type))
+    return pa.schema(fields)
+
+
+CHECK_EVERY_ROW = "every_row_passes_f4"
+EVERY_ROW_DESCRIPTION = ("Every row of the table passes F4 (A, A'', A', B, B') with its current batch: the "
+                         "failing rows and checks are named here; each row's own checks are one click away "
+                         "(boards -> Checks -> Partitions).")
+F4_FLAGS = (("assertion_a", "A"), ("assertion_a2", "A''"), ("assertion_a1", "A'"), ("assertion_b", "B"),
+            ("assertion_b1", "B'"))
+
+
+def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, list[str]]:
+    """``{partition: failing F4 assertions}`` of every row of the table, read
+    from the warehouse: a rejected current batch fails A'; a row without a
+    current report (never run, or run for another table version) is
+    ``["not calibrated"]``; a green row maps to ``[]``."""
+    from boardgen_pipeline.calibration.fingerprints import fingerprints_now, row_key
+
+    out = {}
+    for pk, fp in fingerprints_now(table, samples, master_seed).items():
+        key = row_key(pk)
+        try:
+            record = publish.read_partition(root, "calibration_report", key)[0]
+        except (FileNotFoundError, IndexError, OSError):
+            record = None
+        if record is not None and record.get("batch_fingerprint") == fp:
+            out[pk] = [name for flag, name in F4_FLAGS if record.get(flag) is False]
+        elif publish.stored_fingerprint(root, key) == fp and key not in publish.keys_in(root, "boards"):
+            out[pk] = ["A'"]
+        else:
+            out[pk] = ["not calibrated"]
+    return out
+
+
+def every_row_outcome(root, table, samples: int, master_seed: int = 0) -> CheckOutcome:
+    """The table-wide F4 verdict (issue 13: one failing row turns the report red
+    in the asset graph, whichever run evaluated it)."""
+    from boardgen_pipeline.calibration.fingerprints import row_key
+
+    verdicts = row_verdicts(root, table, samples, master_seed)
+    failing = {pk: names for pk, names in verdicts.items() if names}
+    order = sorted(failing, key=row_key)
+    lines = "\n".join(f"- row {pk}: {', '.join(failing[pk])}" for pk in order)
+    return CheckOutcome(
+        name=CHECK_EVERY_ROW,
+        assertion="F4",
+        passed=not failing,
+        severity="error",
+        blocking=False,
+        description=(f"{len(failing)} of {len(verdicts)} rows fail F4: "
+                     + "; ".join(f"{pk} ({', '.join(failing[pk])})" for pk in order)
+                     if failing else f"all {len(verdicts)} rows pass F4 (A, A'', A', B, B')"),
+        metadata={"rows": len(verdicts), "failing_rows": order, "failing": {pk: failing[pk] for pk in order}},
+        pictures={"failing_rows": lines or "_every row passes_"},
+    )

@@ -28,8 +28,10 @@ NODE_MAP_LABELS = {draw_node_maps.CHECK_TEMPLATES: "templates valid",
                    draw_node_maps.CHECK_UNIFORM: "uniform", draw_node_maps.CHECK_PROCEDURAL: "step-3 maps valid"}
 STRATA_LABELS = {stratify.CHECK_COMPLETE: "complete"}
 
-ROW_COLUMNS = ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad", "retry",
-               "A", "A''", "A'", "B/B'", "E", "overlays", "published", "gen s")
+ROW_COLUMNS = ("row", "target", "p10 p50 p90", "exits p/b/l", "retry", "F4", "ovl", "pub")
+F4_SHORT = ((assertions.CHECK_A, "A"), (assertions.CHECK_A2, "A''"), (assertions.CHECK_A1, "A'"),
+            (assertions.CHECK_B, "B"), (assertions.CHECK_B1, "B'"))
+POOL_CHECKS = frozenset((*draw_node_maps.CHECKS, stratify.CHECK_COMPLETE))
 
 
 @dataclass
@@ -67,24 +69,41 @@ class Verdict:
         return out
 
 
+def _short(value: float) -> str:
+    """``.912`` for 0.912, ``1.00`` for 1: three figures in four characters."""
+    return f"{value:.3f}"[1:] if 0 <= value < 1 else f"{value:.2f}"
+
+
 def row_cells(key: str, info: dict) -> tuple[str, ...]:
-    """One row of the F4 table (:data:`ROW_COLUMNS`) from a row run's results."""
+    """One row of the F4 table (:data:`ROW_COLUMNS`, 80 columns) from a row's results."""
     b, checks = info.get("boards") or {}, info["checks"]
-    ok, warn = {True: OK, False: FAIL}, {True: OK, False: WARN}
-
-    def status(name, marks=ok):
-        return marks[checks[name]["passed"]] if name in checks else "-"
-
+    failed = [short for name, short in F4_SHORT if name in checks and not checks[name]["passed"]]
+    e_warn = assertions.CHECK_E in checks and not checks[assertions.CHECK_E]["passed"]
+    f4 = (f"[red]{' '.join(failed)}[/]" if failed else OK if checks else "-") + (" [yellow]E[/]" if e_warn else "")
     overlay = [checks[n]["passed"] for n in overlay_row.CHECKS if n in checks]
+    quantiles = " ".join(_short(float(b.get(q, 0.0))) for q in ("p10", "p50", "p90")) if b else "-"
+    exits = "/".join(str(b.get(f"exit_{e}", "-")) for e in ("passed", "best_legal", "least_bad")) if b else "-"
     return (
-        b.get("row", key), f"{b.get('target', 0):.2f}", f"{b.get('p10', 0):.3f}", f"{b.get('p50', 0):.3f}",
-        f"{b.get('p90', 0):.3f}", str(b.get("exit_passed", "-")), str(b.get("exit_best_legal", "-")),
-        str(b.get("exit_least_bad", "-")), f"{b.get('retry_rate', 0):.2f}",
-        status(assertions.CHECK_A), status(assertions.CHECK_A2), status(assertions.CHECK_A1),
-        f"{status(assertions.CHECK_B)}/{status(assertions.CHECK_B1)}", status(assertions.CHECK_E, warn),
-        ok[all(overlay)] if overlay else "-",
-        {True: "yes", False: "[red]no[/]"}.get(b.get("published"), "-"), f"{info.get('generation_seconds', 0):.2f}",
+        key, f"{float(b.get('target', 0)):.2f}" if b else "-", quantiles, exits,
+        f"{float(b.get('retry_rate', 0)):.2f}" if b else "-", f4,
+        ({True: OK, False: FAIL}[all(overlay)] if overlay else "-"),
+        {True: "yes", False: "[red]no[/]"}.get(b.get("published"), "-"),
     )
+
+
+def row_table(rows: dict, title: str):
+    """The per-row F4 table (a ``rich`` Table that fits 80 columns), rows in key order."""
+    from rich import box
+    from rich.table import Table
+
+    from boardgen_pipeline.calibration.fingerprints import row_key
+
+    out = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for col in ROW_COLUMNS:
+        out.add_column(col, justify="left" if col in ("row", "F4") else "right", no_wrap=True)
+    for key in sorted(rows, key=row_key):
+        out.add_row(*row_cells(key, rows[key]))
+    return out
 
 
 def group_line(label: str, checks: list, names, short: dict, detail: str = "") -> str:

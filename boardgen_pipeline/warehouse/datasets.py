@@ -51,13 +51,25 @@ def partition_path(root: Path, dataset: str, key: tuple[int, int]) -> Path:
 
 
 def write_atomic(table: pa.Table, path: Path) -> Path:
-    """Write ``table`` to ``path`` through a temporary file and a rename."""
+    """Write ``table`` to ``path`` through a temporary file and a rename. A file
+    that already holds exactly these bytes is left alone (same bytes, same
+    mtime): a rerun that computes the same data rewrites nothing, so a run
+    over several assets touches only what changed (issue 13)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf, compression="zstd", write_statistics=True, store_schema=True)
+    data = buf.getvalue().to_pybytes()
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return path
+    except OSError:
+        pass  # no file yet (or unreadable): write it
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        pq.write_table(table, tmp, compression="zstd", write_statistics=True, store_schema=True)
-        with open(tmp, "rb") as fh:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     finally:

@@ -86,8 +86,8 @@ def reject_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -
     return path
 
 
-def write_report(root: Path | str, key: tuple[int, int], record: dict) -> Path:
-    return _write(Path(root), "calibration_report", key, [record])
+def write_report(root: Path | str, key: tuple[int, int], record: dict, schema=None) -> Path:
+    return _write(Path(root), "calibration_report", key, [record], schema=schema)
 
 
 def publish_overlays(root: Path | str, key: tuple[int, int], records: list[dict], schema) -> Path:

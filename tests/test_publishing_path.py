@@ -1,0 +1,101 @@
+"""One publishing path (issue 12): ``boardgen calibrate`` and the nightly
+through Dagster publish bit-identical boards for the same tables and master
+seed, on one machine or with generation sent to a Dask cluster
+(``BOARDGEN_DASK``); both refuse an illegal batch (assertion A'); and a
+``calibrate`` run over a nightly's warehouse leaves no overlay that joins to
+no board."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from boardgen_pipeline import cli
+from boardgen_pipeline.warehouse import datasets, publish
+
+from .test_pipeline_support import N, copy_fixture
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def nightly(tables: Path, root: Path, home: Path, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "assets.nightly", "--tables", str(tables), "--warehouse", str(root),
+                           "--samples", str(N), "--dagster-home", str(home)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+
+
+def board_files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "boards").rglob("part.parquet"))}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """The small fixture calibrated by ``boardgen calibrate`` and by the nightly."""
+    base = tmp_path_factory.mktemp("publishing")
+    tables = copy_fixture("small", base)
+    assert cli.main(["calibrate", "--tables", str(tables), "--warehouse", str(base / "calibrate"),
+                     "--samples", str(N)]) == 0
+    run = nightly(tables, base / "nightly", base / "home")
+    assert run.returncode == 0, run.stdout + run.stderr
+    return {"base": base, "tables": tables, "nightly_output": run.stdout}
+
+
+def test_nightly_and_calibrate_publish_bit_identical_boards(small):
+    base = small["base"]
+    cal, night = board_files(base / "calibrate"), board_files(base / "nightly")
+    assert len(cal) == 3 and cal == night
+
+
+def test_the_nightly_on_a_dask_cluster_publishes_the_same_boards(small, tmp_path):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        run = nightly(small["tables"], tmp_path / "dask", tmp_path / "home", BOARDGEN_DASK=cluster.scheduler_address)
+        assert run.returncode == 0, run.stdout + run.stderr
+        # the cluster did the work: nothing else submits tasks to it
+        assert cluster.scheduler.transition_counter > 0
+    assert board_files(tmp_path / "dask") == board_files(small["base"] / "calibrate")
+
+
+def test_calibrate_refuses_an_illegal_batch(tmp_path):
+    tables, root = copy_fixture("illegal", tmp_path), tmp_path / "warehouse"
+    assert cli.main(["calibrate", "--tables", str(tables), "--warehouse", str(root), "--samples", str(N)]) \
+        == cli.EXIT_ASSERTION_FAILED
+    rejected = publish.keys_in(publish.rejected_root(root), "boards")
+    assert rejected  # the illegal row's batch went to _rejected/, not boards/
+    assert not rejected & publish.keys_in(root, "boards")
+    assert not rejected & publish.keys_in(root, "variant_overlays")
+
+
+def test_calibrate_over_a_nightly_warehouse_leaves_no_orphan_overlays(small, tmp_path):
+    import shutil
+
+    root = tmp_path / "warehouse"
+    shutil.copytree(small["base"] / "nightly", root)
+    # fewer boards than the nightly's: every row's boards are replaced, so must its overlays be
+    assert cli.main(["calibrate", "--tables", str(small["tables"]), "--warehouse", str(root), "--samples", "4"]) == 0
+    con = duckdb.connect(str(root / datasets.DB_NAME), read_only=True)
+    try:
+        orphans = con.sql("""
+            select count(*) from variant_overlays o
+            where not exists (select 1 from boards b where b.level_index = o.level_index
+                              and b.node_depth = o.node_depth and b.batch_fingerprint = o.batch_fingerprint)
+        """).fetchone()[0]
+        boards, overlays = con.sql("select (select count(*) from boards), (select count(*) from variant_overlays)"
+                                   ).fetchone()
+    finally:
+        con.close()
+    assert orphans == 0
+    assert boards == overlays == 3 * 4
+
+
+def test_the_nightly_summary_fits_80_columns(small):
+    table = [line for line in small["nightly_output"].splitlines() if "1-0" in line and "│" not in line]
+    assert table, small["nightly_output"]
+    row = table[0]
+    assert len(row.rstrip()) <= 80 and "…" not in row and ".…" not in small["nightly_output"]
