@@ -66,12 +66,32 @@ def _metadata_value(value):
     return value
 
 
-def _metadata(outcome: outcomes.CheckOutcome) -> dict:
-    # Pictures first: the UI lists metadata in this order, and the pictures are what a person looks at.
-    metadata = {k: dg.MetadataValue.md(v) for k, v in outcome.pictures.items()}
-    metadata.update({k: _metadata_value(v) for k, v in outcome.metadata.items()})
+def _metadata(outcome: outcomes.CheckOutcome, per_row: bool = False) -> dict:
+    """The check's metadata. ``per_row``: the numbers go into one JSON entry,
+    ``figures``, because Dagster plots every numeric entry as one series over
+    the evaluations, which across row partitions zig-zags from row to row
+    (issue 13)."""
+    metadata = {k: dg.MetadataValue.md(v) for k, v in outcome.pictures.items() if k != OVERVIEW}
+    numbers = {k: v for k, v in outcome.metadata.items()
+               if per_row and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    metadata.update({k: _metadata_value(v) for k, v in outcome.metadata.items() if k not in numbers})
+    if numbers:
+        metadata["figures"] = dg.MetadataValue.json(numbers)
     metadata["assertion"] = outcome.assertion
     return metadata
+
+
+OVERVIEW = "overview"
+
+
+def _description(outcome: outcomes.CheckOutcome) -> str:
+    """The verdict line, then, for a row a person will look at (failing or
+    thin), its overview: the advisor's fix and the pictures. The UI renders a
+    check's description as Markdown at the top of the check's page, so the
+    pictures are what a person sees first (issue 13); the verdict line alone
+    is the first paragraph (the terminal summary prints only that)."""
+    overview = outcome.pictures.get(OVERVIEW)
+    return f"{outcome.description}\n\n{overview}" if overview else outcome.description
 
 
 def _severity(outcome: outcomes.CheckOutcome) -> dg.AssetCheckSeverity:
@@ -83,7 +103,7 @@ def to_check_result(outcome: outcomes.CheckOutcome) -> dg.AssetCheckResult:
         check_name=outcome.name,
         passed=outcome.passed,
         severity=_severity(outcome),
-        description=outcome.description,
+        description=_description(outcome),
         metadata=_metadata(outcome),
     )
 
@@ -132,12 +152,12 @@ def partition_check_events(context: dg.AssetExecutionContext, asset_key: str, by
             if outcome.name not in selected:
                 continue
             yield dg.AssetCheckEvaluation(
-                asset_key=key, check_name=outcome.name, passed=outcome.passed, metadata=_metadata(outcome),
-                severity=_severity(outcome), description=outcome.description,
-                blocking=outcome.blocking and single, partition=partition,
+                asset_key=key, check_name=outcome.name, passed=outcome.passed,
+                metadata=_metadata(outcome, per_row=True), severity=_severity(outcome),
+                description=_description(outcome), blocking=outcome.blocking and single, partition=partition,
                 target_materialization_data=targets.get(partition))
     for outcome in extra or ():
         if outcome.name in selected:
             yield dg.AssetCheckEvaluation(
                 asset_key=key, check_name=outcome.name, passed=outcome.passed, metadata=_metadata(outcome),
-                severity=_severity(outcome), description=outcome.description, blocking=False)
+                severity=_severity(outcome), description=_description(outcome), blocking=False)

@@ -154,6 +154,12 @@ def _failure_text(instance, run_id: str) -> str:
     return "\n".join(out)
 
 
+def _figures(meta: dict) -> dict:
+    """A row check's metadata with its ``figures`` JSON entry spread back out."""
+    figures = meta.pop("figures", None)
+    return {**meta, **figures} if isinstance(figures, dict) else meta
+
+
 def collect(instance, run_id: str) -> tuple[dict, dict]:
     """``(rows, table)`` of one run: per row partition, its materializations'
     figures and its check results; for the run as a whole, the unpartitioned
@@ -183,10 +189,12 @@ def collect(instance, run_id: str) -> tuple[dict, dict]:
                 row(mat.partition)["generation_seconds"] = float((meta.get("seconds") or {}).get("generate", 0.0))
         elif ev.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
             check = ev.event_specific_data
-            result = {"passed": check.passed, "severity": check.severity.value, "description": check.description,
+            # the first paragraph: the verdict line (the rest is the overview's pictures, for the UI)
+            result = {"passed": check.passed, "severity": check.severity.value,
+                      "description": (check.description or "").split("\n\n")[0],
                       "partition": check.partition,
-                      "metadata": {k: _plain(v) for k, v in (check.metadata or {}).items()
-                                   if not isinstance(_plain(v), str) or len(_plain(v)) < 200}}
+                      "metadata": _figures({k: _plain(v) for k, v in (check.metadata or {}).items()
+                                            if not isinstance(_plain(v), str) or len(_plain(v)) < 200})}
             (row(check.partition)["checks"] if check.partition else table["checks"])[check.check_name] = result
         else:
             table["steps_failed"].append(ev.step_key)

@@ -119,8 +119,11 @@ def table_check_of(result):
 
 
 def meta(evaluation) -> dict:
-    """Plain metadata values of a check evaluation or materialization."""
-    return {k: getattr(v, "value", v) for k, v in evaluation.metadata.items()}
+    """Plain metadata values of a check evaluation or materialization, with a
+    row partition's ``figures`` JSON entry spread out (``assets.metadata``)."""
+    out = {k: getattr(v, "value", v) for k, v in evaluation.metadata.items()}
+    figures = out.pop("figures", None)
+    return {**out, **figures} if isinstance(figures, dict) else out
 
 
 def materialized(result) -> set[str]:
