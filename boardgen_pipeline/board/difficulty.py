@@ -120,11 +120,13 @@ def bbbv_openings(mines, num, nb, nbn):
 
 
 @njit(cache=True, error_model="numpy")
-def _open(c, rev, num, fog, nb, nbn, queue):
+def _open(c, rev, num, fog, nb, nbn, queue, act, nact):
     """Open a safe cell: chain through zeros (fog never chains) and open fog
-    next to anything opened (fog is known safe, seed 001 F1 (b))."""
+    next to anything opened (fog is known safe, seed 001 F1 (b)). Opened
+    numbered cells join the active constraints ``act[:nact]``; returns the
+    new ``nact``."""
     if rev[c]:
-        return 0
+        return nact
     rev[c] = 1
     queue[0] = c
     qh, qt = 0, 1
@@ -132,109 +134,125 @@ def _open(c, rev, num, fog, nb, nbn, queue):
         v = queue[qh]
         qh += 1
         chain = num[v] == 0 and fog[v] == 0
+        if num[v] > 0 and fog[v] == 0:
+            act[nact] = v
+            nact += 1
         for k in range(nbn[v]):
             n = nb[v, k]
             if rev[n] == 0 and (chain or fog[n] == 1):
                 rev[n] = 1
                 queue[qt] = n
                 qt += 1
-    return qt
+    return nact
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _constraint(c, rev, known, num, W, H):
+    """``(mask, m, count)`` of revealed numbered cell ``c``: its unknown
+    neighbours as a 3x3 mask, the mines still to find, how many cells."""
+    x, y = c % W, c // W
+    mask, cnt, m = 0, 0, num[c]
+    for dy in range(-1, 2):
+        yy = y + dy
+        if yy < 0 or yy >= H:
+            continue
+        for dx in range(-1, 2):
+            xx = x + dx
+            if (dx == 0 and dy == 0) or xx < 0 or xx >= W:
+                continue
+            n = yy * W + xx
+            if known[n]:
+                m -= 1
+            elif rev[n] == 0:
+                mask |= 1 << ((dy + 1) * 3 + dx + 1)
+                cnt += 1
+    return mask, m, cnt
 
 
 @njit(cache=True, error_model="numpy")
 def _constraints(rev, known, num, fog, W, H, cmask, cm, ccnt):
-    """The constraint of every revealed numbered cell: unknown neighbours as
-    a 3x3 mask, mines still to find, their count (0: no constraint)."""
+    """The constraint of every revealed numbered cell (``ccnt`` 0: none)."""
     for c in range(W * H):
         ccnt[c] = 0
-        if rev[c] == 0 or fog[c] == 1:
-            continue
-        x, y = c % W, c // W
-        mask, cnt, m = 0, 0, num[c]
-        for dy in range(-1, 2):
-            yy = y + dy
-            if yy < 0 or yy >= H:
-                continue
-            for dx in range(-1, 2):
-                xx = x + dx
-                if (dx == 0 and dy == 0) or xx < 0 or xx >= W:
-                    continue
-                n = yy * W + xx
-                if known[n]:
-                    m -= 1
-                elif rev[n] == 0:
-                    mask |= 1 << ((dy + 1) * 3 + dx + 1)
-                    cnt += 1
-        cmask[c], cm[c], ccnt[c] = mask, m, cnt
+        if rev[c] == 1 and fog[c] == 0 and num[c] > 0:
+            cmask[c], cm[c], ccnt[c] = _constraint(c, rev, known, num, W, H)
 
 
 @njit(cache=True, error_model="numpy")
-def _popcount(v):
-    n = 0
-    while v:
-        v &= v - uint64(1)
-        n += 1
-    return n
-
-
-@njit(cache=True, error_model="numpy")
-def _mark_window(diff, safe, x, y, W, mark_safe, mark_mine):
-    """Mark the cells of a 49-bit window mask centred on (x, y)."""
+def _mark_window(diff, value, x, y, W, mark, marked, nmarked):
+    """Mark the unmarked cells of a 49-bit window mask centred on (x, y)."""
     for b in range(49):
         if (diff >> uint64(b)) & uint64(1):
             n = (y + b // 7 - 3) * W + (x + b % 7 - 3)
-            if safe:
-                mark_safe[n] = 1
-            else:
-                mark_mine[n] = 1
+            if mark[n] == 0:
+                mark[n] = value
+                marked[nmarked] = n
+                nmarked += 1
+    return nmarked
 
 
 @njit(cache=True, error_model="numpy")
 def waves(rev, known, num, fog, W, H, nb, nbn, widen):
     """Run the ``single_subset`` closure in waves from the current state (in
     place). Returns ``(solve_rounds, subset_steps)``, both counted up to the
-    last wave that revealed a cell."""
+    last wave that revealed a cell.
+
+    Only the active constraints (revealed numbered cells with unknown
+    neighbours) are visited; a wave reads the constraints as they were at its
+    start, so its deductions are simultaneous."""
     nc = W * H
     cmask = np.zeros(nc, np.int64)
     cm = np.zeros(nc, np.int32)
-    ccnt = np.zeros(nc, np.int32)
-    mark_safe = np.zeros(nc, np.uint8)
-    mark_mine = np.zeros(nc, np.uint8)
+    ccnt = np.zeros(nc, np.int32)  # 0 for every cell not active
+    mark = np.zeros(nc, np.uint8)  # 1 safe, 2 mine
+    marked = np.empty(nc, np.int32)
     queue = np.empty(nc, np.int32)
+    act = np.empty(nc, np.int32)
+    nact = 0
+    for c in range(nc):
+        if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
+            act[nact] = c
+            nact += 1
     for c in range(nc):
         if rev[c]:
             for k in range(nbn[c]):
                 n = nb[c, k]
                 if fog[n] == 1 and rev[n] == 0:
-                    _open(n, rev, num, fog, nb, nbn, queue)
+                    nact = _open(n, rev, num, fog, nb, nbn, queue, act, nact)
     rounds = 0
     subset = 0
     last_rounds = 0
     last_subset = 0
     while True:
-        _constraints(rev, known, num, fog, W, H, cmask, cm, ccnt)
-        mark_safe[:] = 0
-        mark_mine[:] = 0
-        found = False
-        for c in range(nc):
+        # refresh the constraints, dropping the settled ones
+        keep = 0
+        for i in range(nact):
+            c = act[i]
+            ma, m, cnt = _constraint(c, rev, known, num, W, H)
+            cmask[c], cm[c], ccnt[c] = ma, m, cnt
+            if cnt > 0:
+                act[keep] = c
+                keep += 1
+        nact = keep
+        nmarked = 0
+        for i in range(nact):
+            c = act[i]
             cnt = ccnt[c]
-            if cnt == 0 or (cm[c] != 0 and cm[c] != cnt):
+            if cm[c] != 0 and cm[c] != cnt:
                 continue
-            found = True
             x, y = c % W, c // W
             for b in range(9):
                 if cmask[c] >> b & 1:
                     n = (y + b // 3 - 1) * W + (x + b % 3 - 1)
-                    if cm[c] == 0:
-                        mark_safe[n] = 1
-                    else:
-                        mark_mine[n] = 1
-        by_subset = not found
-        if not found:
+                    if mark[n] == 0:
+                        marked[nmarked] = n
+                        nmarked += 1
+                        mark[n] = 1 if cm[c] == 0 else 2
+        by_subset = nmarked == 0
+        if by_subset:
             # subset wave: U_A a proper subset of U_B puts m_B - m_A mines in U_B - U_A
-            for a in range(nc):
-                if ccnt[a] == 0:
-                    continue
+            for i in range(nact):
+                a = act[i]
                 x, y = a % W, a // W
                 wa = widen[cmask[a]]
                 for oy in range(-2, 3):
@@ -254,25 +272,23 @@ def waves(rev, known, num, fog, W, H, nb, nbn, widen):
                         if wa & ~wb:
                             continue
                         dm = cm[b] - cm[a]
-                        size = ccnt[b] - ccnt[a]
-                        if dm == 0 or dm == size:
-                            found = True
-                            _mark_window(wb & ~wa, dm == 0, x, y, W, mark_safe, mark_mine)
-        if not found:
+                        if dm == 0 or dm == ccnt[b] - ccnt[a]:
+                            nmarked = _mark_window(wb & ~wa, 1 if dm == 0 else 2, x, y, W, mark, marked, nmarked)
+        if nmarked == 0:
             break
         rounds += 1
-        opened = 0
-        settled = 0
-        for c in range(nc):
-            if mark_mine[c] and known[c] == 0:
+        revealed_any = False
+        for i in range(nmarked):
+            c = marked[i]
+            if mark[c] == 2:
                 known[c] = 1
-                settled += 1
-            if mark_safe[c] and rev[c] == 0:
-                settled += 1
-                opened += _open(c, rev, num, fog, nb, nbn, queue)
+            else:
+                revealed_any = True
+                nact = _open(c, rev, num, fog, nb, nbn, queue, act, nact)
+            mark[c] = 0
         if by_subset:
-            subset += settled
-        if opened:
+            subset += nmarked
+        if revealed_any:
             last_rounds, last_subset = rounds, subset
     return last_rounds, last_subset
 
@@ -455,6 +471,7 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
         suffix[ci] = _convolve(suffix[ci + 1], results_feasible[ci])
     settled = 0
     queue = np.empty(nc, np.int32)
+    act = np.empty(nc, np.int32)  # not needed here: the waves that follow rebuild it
     to_open = np.zeros(nc, np.uint8)
     for ci in range(ncomp):
         others = _convolve(prefix[ci], suffix[ci + 1])
@@ -501,7 +518,7 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
     for c in range(nc):
         if to_open[c] and rev[c] == 0:
             settled += 1
-            _open(c, rev, num, fog, nb, nbn, queue)
+            _open(c, rev, num, fog, nb, nbn, queue, act, 0)
     return settled, (-1 if over else nodes_used)
 
 
