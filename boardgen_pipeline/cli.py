@@ -178,9 +178,10 @@ def cmd_calibrate(args) -> int:
             datasets.write_partition(root, "calibration_report", key, [report.as_dict()])
             reports.append(report)
     db = views.refresh_views(root)
-    from boardgen_pipeline.pictures.charts import write_report_chart
+    from boardgen_pipeline.pictures.charts import write_difficulty_chart, write_report_chart
 
     chart = write_report_chart(root, [r.as_dict() for r in reports])
+    write_difficulty_chart(root, [r.as_dict() for r in reports])
     out = Table(title=f"F4 calibration, {args.samples} boards per row")
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
                 "retry", "A", "A''", "A'", "B/B'"):
@@ -217,18 +218,22 @@ def cmd_advise(args) -> int:
     keys = _parse_rows(args.row, table)
     console = Console(width=None if sys.stdout.isatty() else 120)
     out = []
+    reports = []
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("advising", total=len(keys))
         for key in keys:
             row = table.rows[key]
             records = batch.run_row(table, key, args.samples, args.master_seed)
             report = batch.evaluate_row(row, records)
+            reports.append(report.as_dict())
             failing = not (report.assertion_a and report.assertion_a1)
             out.append(advisor.advise(row, table.spawn_side, records, failing=failing, samples=args.probes,
                                       master_seed=args.master_seed, force=bool(args.row)))
             progress.advance(task)
     for a in out:
         console.print(a.text(), highlight=False)
+    for line in advisor.difficulty_findings(reports):
+        console.print(line, highlight=False)
     return 0
 
 
