@@ -20,8 +20,6 @@ from boardgen_pipeline.tables.board_gen import BoardGenRow, load_board_gen_dir
 
 from .test_solver_golden import GOLDEN
 
-
-
 DEFAULT = load_board_gen_dir()
 
 
