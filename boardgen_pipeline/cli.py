@@ -184,7 +184,7 @@ def cmd_calibrate(args) -> int:
     write_difficulty_chart(root, [r.as_dict() for r in reports])
     out = Table(title=f"F4 calibration, {args.samples} boards per row")
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
-                "retry", "A", "A''", "A'", "B/B'"):
+                "retry", "A", "A''", "A'", "B/B'", "3BV/cell", "full logic"):
         out.add_column(col, justify="right")
     yes = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "-"}
     for r in reports:
@@ -192,7 +192,9 @@ def cmd_calibrate(args) -> int:
                     f"{r.p90:.3f}", str(r.exits["passed"]), str(r.exits["best_legal"]),
                     str(r.exits["least_bad"]), f"{r.retry_rate:.2f}", yes[r.assertion_a],
                     yes[r.assertion_a2], yes[r.assertion_a1],
-                    ("B " + yes[r.assertion_b]) if r.has_fog else ("B' " + yes[r.assertion_b1]))
+                    ("B " + yes[r.assertion_b]) if r.has_fog else ("B' " + yes[r.assertion_b1]),
+                    f"{r.difficulty.get('bbbv_per_safe_p50', 0):.3f}",
+                    f"{r.difficulty.get('solvable_full_logic_share', 0):.0%}")
     console.print(out)
     for w in table.warnings:
         console.print(f"[yellow]assertion E (warning):[/] {w}")

@@ -127,3 +127,23 @@ def test_strata_average_the_difficulty_figures():
     assert all("bbbv_per_safe_p50" not in f and "p50" in f for f in figures.values())
     out = {r["template_id"]: r for r in stratify.strata_records(catalog.pools, figures)}
     assert out["fork"]["bbbv_per_safe_p50"] is None and out["fork"]["p50"] == pytest.approx(0.9)
+
+
+def test_calibrate_puts_the_figures_in_the_warehouse(tmp_path, capsys):
+    import duckdb
+
+    wh = tmp_path / "wh"
+    assert cli.main(["calibrate", "--samples", "4", "--tables", str(FIXTURES / "pools"), "--warehouse", str(wh)]) == 0
+    assert "all assertions hold" in capsys.readouterr().out
+    con = duckdb.connect(str(wh / "boardgen.duckdb"), read_only=True)
+    try:
+        boards = con.execute("select bbbv, openings, subset_steps, solve_rounds, solvable_full_logic, safe_count "
+                             "from board_metrics where level_index = 1 and node_depth = 0 order by scope").fetchall()
+        share, p50 = con.execute("select solvable_full_logic_share, bbbv_per_safe_p50 from calibration_report "
+                                 "where node_depth = 0").fetchone()
+    finally:
+        con.close()
+    assert len(boards) == 4 and all(1 <= b[0] <= b[5] for b in boards)
+    assert share == sum(b[4] for b in boards) / 4
+    assert p50 == pytest.approx(float(np.percentile([b[0] / b[5] for b in boards], 50)))
+    png_size((wh / charts.DIFFICULTY_CHART).read_bytes())
