@@ -160,6 +160,7 @@ def test_a_global_count_ending_is_solved_only_with_the_count():
     assert not brute_full_logic(mines, w, h, 3, use_count=False)
     f = figures_of(GLOBAL_COUNT)
     assert f["solvable_full_logic"]
+    assert difficulty.layout_figures(GLOBAL_COUNT) == {k: f[k] for k in difficulty.FIELDS}
     # wave 1 (single) proves e; wave 2 (subset) opens c
     assert (f["solve_rounds"], f["subset_steps"]) == (2, 1)
 

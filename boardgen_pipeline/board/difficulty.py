@@ -42,10 +42,13 @@ the generator: they are read off the final board, and the frozen
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from numba import njit, uint64
 
-from boardgen_pipeline.board.geometry import neighbour_arrays
+from boardgen_pipeline.board.geometry import neighbour_arrays, parse_layout
+from boardgen_pipeline.board.solver import spawn_square
 
 # Enumeration nodes allowed per board for the exact solver. A component
 # needing more is left undecided (no deduction from it), so the answer can
@@ -550,25 +553,14 @@ def full_logic(rev, known, num, fog, mines_total, safe, W, H, nb, nbn, widen, bu
     return revealed == safe, (-1 if over else used)
 
 
-class Geometry:
-    """The arrays the kernels read for one board size and spawn side."""
-
-    def __init__(self, width: int, height: int, spawn_side: int):
-        from boardgen_pipeline.board.solver import spawn_square
-
-        self.width, self.height = width, height
-        self.nb, self.nbn = neighbour_arrays(width, height)
-        self.spawn = np.asarray(spawn_square(width, height, spawn_side), np.int32)
-
-
-_GEOMETRIES: dict[tuple[int, int, int], Geometry] = {}
-
-
-def _geometry(width: int, height: int, spawn_side: int) -> Geometry:
-    g = _GEOMETRIES.get((width, height, spawn_side))
-    if g is None:
-        g = _GEOMETRIES[(width, height, spawn_side)] = Geometry(width, height, spawn_side)
-    return g
+@lru_cache(maxsize=64)
+def _arrays(width: int, height: int, spawn_side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Neighbour table, neighbour counts and spawn square of one board size
+    (read-only: shared by every call and thread)."""
+    nb, nbn = neighbour_arrays(width, height)
+    spawn = np.asarray(spawn_square(width, height, spawn_side), np.int32)
+    spawn.setflags(write=False)
+    return nb, nbn, spawn
 
 
 @njit(cache=True, error_model="numpy")
@@ -621,13 +613,13 @@ def compute(width: int, height: int, spawn_side: int, mines, fog=(), budget: int
     """Every figure of one board, plus the diagnostics the tests and the
     benchmark read (``r_infinity``: |R∞| of the waves; ``nodes``: enumeration
     nodes of the exact solver, -1 when over budget)."""
-    g = _geometry(width, height, spawn_side)
+    nb, nbn, spawn = _arrays(width, height, spawn_side)
     m = np.frombuffer(bytes(mines), np.uint8) if isinstance(mines, (bytes, bytearray)) else np.asarray(mines, np.uint8)
     f = np.zeros(width * height, np.uint8)
     if len(fog):
         f[np.asarray(list(fog), np.int64)] = 1
     out = np.zeros(7, np.int64)
-    _figures(m, f, g.spawn, width, height, g.nb, g.nbn, _WIDEN, budget, out)
+    _figures(m, f, spawn, width, height, nb, nbn, _WIDEN, budget, out)
     bbbv, openings, rounds, subset, solvable, r_inf, nodes = out.tolist()
     return {"bbbv": bbbv, "openings": openings, "subset_steps": subset, "solve_rounds": rounds,
             "solvable_full_logic": bool(solvable), "r_infinity": r_inf, "nodes": nodes}
@@ -637,4 +629,11 @@ def figures(board) -> dict:
     """The difficulty fields of the metrics record for a
     :class:`~boardgen_pipeline.board.geometry.Board` (``FIELDS``)."""
     out = compute(board.width, board.height, board.spawn_side, board.mines, board.fog)
+    return {k: out[k] for k in FIELDS}
+
+
+def layout_figures(text: str, spawn_side: int = 3) -> dict:
+    """The difficulty fields of a layout text (``*`` mine, ``.`` safe, ``f`` fog)."""
+    w, h, mines, fog = parse_layout(text)
+    out = compute(w, h, spawn_side, mines, fog)
     return {k: out[k] for k in FIELDS}
