@@ -49,18 +49,15 @@ DATASET = "calibration_strata"
 FILE = "strata"
 
 
-# Row figures of calibration_report that are averaged (all per-board means or
-# percentiles of the row's batch; counts are not, they depend on N).
-FIGURES = ("p10", "p50", "p90", "retry_rate", "mean_attempts")
-
-
-# The difficulty figures of report C stratified the same way (issue 17): what
-# a player meets on a template's boards, on average over its nodes. Reports
-# written before issue 17 lack them: the figures are then left empty.
+# The difficulty figures of report C, stratified like the others (issue 17):
+# what a player meets on a template's boards, on average over its nodes.
+# Reports written before issue 17 lack them: the figures are then left empty.
 DIFFICULTY_FIGURES = ("bbbv_p50", "bbbv_per_safe_p50", "subset_steps_p50", "solvable_full_logic_share")
 
 
-FIGURES = FIGURES + DIFFICULTY_FIGURES
+# Row figures of calibration_report that are averaged (all per-board means or
+# percentiles of the row's batch; counts are not, they depend on N).
+FIGURES = ("p10", "p50", "p90", "retry_rate", "mean_attempts") + DIFFICULTY_FIGURES
 
 
 CHECK_COMPLETE = "strata_cover_every_template"
