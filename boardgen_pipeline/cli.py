@@ -174,12 +174,13 @@ def cmd_calibrate(args) -> int:
                             on_row=lambda _: progress.advance(task))
     reports = [r.boards.report for r in rows]
     db = views.refresh_views_atomic(root)
-    from boardgen_pipeline.pictures.charts import write_report_chart
+    from boardgen_pipeline.pictures.charts import write_difficulty_chart, write_report_chart
 
     chart = write_report_chart(root, [r.as_dict() for r in reports])
+    write_difficulty_chart(root, [r.as_dict() for r in reports])
     out = Table(title=f"F4 calibration, {args.samples} boards per row")
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
-                "retry", "A", "A''", "A'", "B/B'"):
+                "retry", "A", "A''", "A'", "B/B'", "3BV/cell", "full logic"):
         out.add_column(col, justify="right")
     yes = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "-"}
     for r in reports:
@@ -187,7 +188,9 @@ def cmd_calibrate(args) -> int:
                     f"{r.p90:.3f}", str(r.exits["passed"]), str(r.exits["best_legal"]),
                     str(r.exits["least_bad"]), f"{r.retry_rate:.2f}", yes[r.assertion_a],
                     yes[r.assertion_a2], yes[r.assertion_a1],
-                    ("B " + yes[r.assertion_b]) if r.has_fog else ("B' " + yes[r.assertion_b1]))
+                    ("B " + yes[r.assertion_b]) if r.has_fog else ("B' " + yes[r.assertion_b1]),
+                    f"{r.difficulty.get('bbbv_per_safe_p50', 0):.3f}",
+                    f"{r.difficulty.get('solvable_full_logic_share', 0):.0%}")
     console.print(out)
     for w in table.warnings:
         console.print(f"[yellow]assertion E (warning):[/] {w}")
@@ -213,18 +216,22 @@ def cmd_advise(args) -> int:
     keys = _parse_rows(args.row, table)
     console = Console(width=None if sys.stdout.isatty() else 120)
     out = []
+    reports = []
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("advising", total=len(keys))
         for key in keys:
             row = table.rows[key]
             records = batch.run_row(table, key, args.samples, args.master_seed)
             report = batch.evaluate_row(row, records)
+            reports.append(report.as_dict())
             failing = not (report.assertion_a and report.assertion_a1)
             out.append(advisor.advise(row, table.spawn_side, records, failing=failing, samples=args.probes,
                                       master_seed=args.master_seed, force=bool(args.row)))
             progress.advance(task)
     for a in out:
         console.print(a.text(), highlight=False)
+    for line in advisor.difficulty_findings(reports):
+        console.print(line, highlight=False)
     return 0
 
 

@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from boardgen_pipeline.board import kernels
+from boardgen_pipeline.board import difficulty, kernels
 from boardgen_pipeline.board.geometry import Board, Geometry, format_layout, neighbour_arrays
 from boardgen_pipeline.board.placement import candidate_cells
 from boardgen_pipeline.board.rng import Stream, derive_at
@@ -162,7 +162,8 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
         row, stream, n, revealed=revealed, safe=safe, revealed_core=revealed, safe_core=safe, r0=r0,
         removed=int(log.removed[k]), unreachable=max(0, int(log.unreachable[k])), known=known,
         attempts_used=log.ran, rejections=log.rejected, chosen=k + 1, exit_=exit_, layout=fast_layout(mines, W))
-    return Generated(Board(W, H, spawn_side, mines), metrics)
+    board = Board(W, H, spawn_side, mines)
+    return Generated(board, {**metrics, **difficulty.figures(board)})
 
 
 def metrics_record(row: BoardGenRow, stream: Stream, n: int, *, revealed: int, safe: int, revealed_core: int,
@@ -364,7 +365,7 @@ def _generate_with_fog(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap
         removed=chosen.ring_removed, unreachable=chosen.unreachable_safe, known=known,
         attempts_used=len(attempts), rejections=rejection_counts(attempts), chosen=chosen.k, exit_=exit_,
         layout=format_layout(mines, W, H, fog.cells), fog=fog, budget=budget)
-    return Generated(board, metrics)
+    return Generated(board, {**metrics, **difficulty.figures(board)})
 
 
 def warm_up() -> None:

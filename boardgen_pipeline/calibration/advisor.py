@@ -17,6 +17,11 @@ searches, with the row's own attempt budget, for:
 - the largest ``inferability_target`` on the 0.01 grid of [0.85, 1]
   (monotone, binary search).
 
+It also reads the difficulty curve (issue 17): a row whose median 3BV per
+safe cell does not rise above the row one depth shallower in its level is
+named (``difficulty_findings``), since a designer expects deeper nodes to
+play harder.
+
 Probes use their own scopes, ``sigma(L, D) + 2048 + i``, disjoint from the
 calibration batch (``sigma(L, D) + i``, i < 2048), so advice never reuses the
 boards it is judged against. Every candidate value is one the table loader
@@ -210,3 +215,29 @@ def advise(row: BoardGenRow, spawn_side: int, records: list[dict], *, failing: b
                   cap=smallest_cap(row, spawn_side, samples, master_seed),
                   target=largest_target(row, spawn_side, samples, master_seed),
                   searched=True)
+
+
+# The figure the difficulty curve is read on (issue 17; docs/decisions.md):
+# 3BV per safe cell is the clicks a board asks per cell it gives, so it does
+# not grow with the board's size the way raw 3BV does, and unlike
+# subset_steps it is rarely 0 (a median of 0 cannot rise).
+DIFFICULTY_FIGURE = "bbbv_per_safe_p50"
+
+
+def difficulty_findings(reports: list[dict], figure: str = DIFFICULTY_FIGURE) -> list[str]:
+    """Rows whose difficulty does not rise with depth: for each level, each
+    row compared with the nearest shallower row of the same level among
+    ``reports`` (report C records); rows without the figure are skipped."""
+    by_level: dict[int, list[dict]] = {}
+    for r in reports:
+        if r.get(figure) is not None:
+            by_level.setdefault(r["level_index"], []).append(r)
+    out = []
+    for level, rows in sorted(by_level.items()):
+        rows.sort(key=lambda r: r["node_depth"])
+        for prev, cur in zip(rows, rows[1:]):
+            if cur[figure] <= prev[figure]:
+                out.append(f"row ({level},{cur['node_depth']}): difficulty does not rise with depth: median 3BV per "
+                           f"safe cell {cur[figure]:.3f} at depth {cur['node_depth']} <= {prev[figure]:.3f} at depth "
+                           f"{prev['node_depth']}")
+    return out

@@ -13,6 +13,11 @@ the records alone, so the CLI, the Dagster checks and the tests share them:
 - B / B': fog rows place all regions on >= 95% of boards / rows without fog
   carry no fog;
 - E: monotone in depth (advisory, from the table's own declaration).
+
+Report C also carries the difficulty figures of the row's boards (issue 17,
+``board.difficulty``): p10/p50/p90 of 3BV, of 3BV per safe cell and of
+subset_steps, the median solve_rounds, and the share of boards complete
+logic solves. They describe the boards; no assertion reads them.
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ class RowReport:
     fog_budget: dict = field(default_factory=dict)
     shortfall: dict = field(default_factory=dict)
     worst_scope: int | None = None
+    difficulty: dict = field(default_factory=dict)
 
     @property
     def assertion_a(self) -> bool:
@@ -141,6 +147,7 @@ class RowReport:
             "fog_burden_ratio_p90": self.fog_budget.get("burden_p90", 0.0),
             "worst_scope": self.worst_scope,
             "green": self.green,
+            **self.difficulty,
         }
 
 
@@ -149,6 +156,27 @@ def percentiles(values, qs=PERCENTILES) -> list[float]:
     if len(values) == 0:
         return [0.0 for _ in qs]
     return [float(v) for v in np.percentile(np.asarray(values, dtype=float), qs)]
+
+
+# Report C's difficulty columns (issue 17), in the order they are written.
+DIFFICULTY_FIGURES = tuple(f"{name}_p{q}" for name in ("bbbv", "bbbv_per_safe", "subset_steps") for q in PERCENTILES) \
+    + ("solve_rounds_p50", "solvable_full_logic_share")
+
+
+def difficulty_figures(records: list[dict]) -> dict:
+    """The difficulty columns of report C from a row's board records; empty
+    when the records carry no difficulty fields (written before issue 17)."""
+    recs = [r for r in records if r.get("bbbv") is not None]
+    if not recs:
+        return {}
+    out = {}
+    for name, values in (("bbbv", [r["bbbv"] for r in recs]),
+                         ("bbbv_per_safe", [r["bbbv"] / max(1, r["safe_count"]) for r in recs]),
+                         ("subset_steps", [r["subset_steps"] for r in recs])):
+        out.update({f"{name}_p{q}": v for q, v in zip(PERCENTILES, percentiles(values))})
+    out["solve_rounds_p50"] = percentiles([r["solve_rounds"] for r in recs], (50,))[0]
+    out["solvable_full_logic_share"] = sum(1 for r in recs if r["solvable_full_logic"]) / len(recs)
+    return out
 
 
 def evaluate_row(row: BoardGenRow, records: list[dict]) -> RowReport:
@@ -182,6 +210,7 @@ def evaluate_row(row: BoardGenRow, records: list[dict]) -> RowReport:
         fog_budget={"delta_p50": d50, "delta_p90": d90, "burden_p50": b50, "burden_p90": b90},
         shortfall=dict(Counter(r.get("fog_shortfall", 0) for r in records)),
         worst_scope=worst["scope"] if worst else None,
+        difficulty=difficulty_figures(records),
     )
 
 

@@ -1,7 +1,9 @@
 """Pictures a designer reads at a glance (issue 8 "Pictures"; SPEC 9: each
 check's metadata carries "a picture"): the inferability histogram of a row
-with its target, the worst board with R0 and R∞ shaded, and the per-row
-p10/p50/p90 chart of the calibration report.
+with its target, the worst board with R0 and R∞ shaded, the per-row
+p10/p50/p90 chart of the calibration report, and the difficulty curve of
+each level across depth (issue 17: 3BV, 3BV per safe cell, subset steps,
+share solvable by complete logic).
 
 Plain functions returning PNG bytes (matplotlib, headless Agg backend), and
 a helper that embeds a PNG in markdown as a data URI, which the Dagster UI
@@ -117,21 +119,72 @@ def png_markdown(png: bytes, alt: str = "chart") -> str:
 REPORT_CHART = "calibration_report.png"
 
 
-def write_report_chart(root, rows: list[dict]):
-    """Write the per-row chart to ``<root>/calibration_report.png`` (temp file
-    + rename, like every warehouse file) and return its path."""
+DIFFICULTY_CHART = "difficulty_curve.png"
+
+
+# The panels of the difficulty curve: (report C column stem, axis label);
+# a stem with _p10/_p50/_p90 columns is drawn as a band around its median.
+DIFFICULTY_PANELS = (("bbbv", "3BV"), ("bbbv_per_safe", "3BV per safe cell"),
+                     ("subset_steps", "subset steps"), ("solvable_full_logic_share", "share solvable by full logic"))
+
+
+def difficulty_curve_png(rows: list[dict]) -> bytes:
+    """One line of panels per level, depth on the x axis: the p10-p90 band
+    and the median of 3BV, 3BV per safe cell and subset steps, and the share
+    of boards complete logic solves. Rows without difficulty columns are
+    left out."""
+    rows = sorted((r for r in rows if r.get("bbbv_p50") is not None),
+                  key=lambda r: (r["level_index"], r["node_depth"]))
+    levels = sorted({r["level_index"] for r in rows}) or [None]
+    fig, axes = plt.subplots(len(levels), len(DIFFICULTY_PANELS), squeeze=False,
+                             figsize=(3.2 * len(DIFFICULTY_PANELS), 2.4 * len(levels)))
+    for li, level in enumerate(levels):
+        mine = [r for r in rows if r["level_index"] == level]
+        depth = [r["node_depth"] for r in mine]
+        for pi, (stem, label) in enumerate(DIFFICULTY_PANELS):
+            ax = axes[li][pi]
+            if f"{stem}_p50" in (mine[0] if mine else {}):
+                ax.fill_between(depth, [r[f"{stem}_p10"] for r in mine], [r[f"{stem}_p90"] for r in mine],
+                                color="#9ecae1", label="p10-p90")
+                ax.plot(depth, [r[f"{stem}_p50"] for r in mine], "o-", color="#08519c", label="p50")
+            elif mine:
+                ax.plot(depth, [r[stem] for r in mine], "o-", color="#08519c")
+                ax.set_ylim(-0.02, 1.02)
+            ax.set_title(f"level {level}: {label}" if level is not None else "no difficulty figures", fontsize=9)
+            ax.set_xlabel("node depth", fontsize=8)
+            ax.set_xticks(depth)
+            ax.tick_params(labelsize=7)
+    return _png(fig)
+
+
+def _write_atomic(path, data: bytes):
+    """Temp file + rename, like every warehouse file."""
     import os
     import uuid
     from pathlib import Path
 
-    rows = sorted(rows, key=lambda r: (r["level_index"], r["node_depth"]))
-    path = Path(root) / REPORT_CHART
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        tmp.write_bytes(report_chart_png(rows))
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
     return path
+
+
+def write_report_chart(root, rows: list[dict]):
+    """Write the per-row chart to ``<root>/calibration_report.png`` and return its path."""
+    from pathlib import Path
+
+    rows = sorted(rows, key=lambda r: (r["level_index"], r["node_depth"]))
+    return _write_atomic(Path(root) / REPORT_CHART, report_chart_png(rows))
+
+
+def write_difficulty_chart(root, rows: list[dict]):
+    """Write the difficulty curves to ``<root>/difficulty_curve.png`` and return its path."""
+    from pathlib import Path
+
+    return _write_atomic(Path(root) / DIFFICULTY_CHART, difficulty_curve_png(rows))

@@ -49,9 +49,15 @@ DATASET = "calibration_strata"
 FILE = "strata"
 
 
+# The difficulty figures of report C, stratified like the others (issue 17):
+# what a player meets on a template's boards, on average over its nodes.
+# Reports written before issue 17 lack them: the figures are then left empty.
+DIFFICULTY_FIGURES = ("bbbv_p50", "bbbv_per_safe_p50", "subset_steps_p50", "solvable_full_logic_share")
+
+
 # Row figures of calibration_report that are averaged (all per-board means or
 # percentiles of the row's batch; counts are not, they depend on N).
-FIGURES = ("p10", "p50", "p90", "retry_rate", "mean_attempts")
+FIGURES = ("p10", "p50", "p90", "retry_rate", "mean_attempts") + DIFFICULTY_FIGURES
 
 
 CHECK_COMPLETE = "strata_cover_every_template"
@@ -144,7 +150,10 @@ def strata_records(pools: dict[int, Pool], row_figures: dict[tuple[int, int], di
 
 
 def row_figures_of(reports: dict[tuple[int, int], dict]) -> dict[tuple[int, int], dict]:
-    return {k: {name: float(r[name]) for name in FIGURES} for k, r in reports.items()}
+    """The figures every report has (a figure some report lacks is left out
+    for all: a mean over part of the nodes would be another figure)."""
+    names = [n for n in FIGURES if all(r.get(n) is not None for r in reports.values())]
+    return {k: {name: float(r[name]) for name in names} for k, r in reports.items()}
 
 
 def complete_outcome(records: list[dict], stale: list[str], applicable: bool = True) -> CheckOutcome:
@@ -179,6 +188,7 @@ class StrataResult:
     path: str
     stale: list[str] = field(default_factory=list)
     chart: str | None = None  # <warehouse>/calibration_report.png
+    difficulty_chart: str | None = None  # <warehouse>/difficulty_curve.png
 
     def summary(self) -> dict:
         pools = [r for r in self.records if r["kind"] == "pool"]
@@ -187,6 +197,7 @@ class StrataResult:
             "pools": len(pools),
             "pools_complete": sum(1 for r in pools if r["complete"]),
             "pool_p50": {str(r["level_index"]): r["p50"] for r in pools},
+            "pool_bbbv_per_safe_p50": {str(r["level_index"]): r["bbbv_per_safe_p50"] for r in pools},
             "stale_reports": self.stale,
         }
 
@@ -212,10 +223,12 @@ def run_strata(root, catalog, samples: int, master_seed: int = 0,
                              pools_fp=pools_fp,
                              inputs_fp=inputs_fingerprint(pools, adventures, fps) if pools else "")
     path = publish.write_flat(root, DATASET, FILE, records, dataset_schema())
-    chart = None
+    chart = difficulty_chart = None
     if current:
 
         # the report's picture: p10/p50/p90 vs target of every current row (issue 8)
         chart = str(charts.write_report_chart(root, list(current.values())))
+        # the difficulty curve of each level across depth (issue 17)
+        difficulty_chart = str(charts.write_difficulty_chart(root, list(current.values())))
     return StrataResult(records, [complete_outcome(records, stale, applicable=bool(pools))], str(path), stale,
-                        chart)
+                        chart, difficulty_chart)

@@ -1,0 +1,639 @@
+"""Per-board difficulty figures next to the inferability guarantee (issue 17;
+SPEC 2.3 for R0 / R∞ and the ``single_subset`` rules; seed 001 F1 for the
+fog meta-knowledge and "changing the rule set is a design revision").
+
+Inferability says *whether* a board can be solved without guessing; these
+figures say how long and how hard the solve is. None of them feeds back into
+the generator: they are read off the final board, and the frozen
+``single_subset`` definition stays the only pass/fail criterion.
+
+- ``bbbv`` (Bechtel's Board Benchmark Value, 3BV) and ``openings``: the
+  community's standard figures on the whole board, as every minesweeper tool
+  computes them (openings = 8-connected regions of zero cells; 3BV = openings
+  + safe cells not next to a zero). Fog is ignored here: the figures describe
+  the layout, and the standard definition keeps them comparable with other
+  generators (docs/decisions.md, issue 17).
+- ``solve_rounds`` and ``subset_steps``: the ``single_subset`` closure from R0
+  run in *waves*, the way a careful player works: one wave applies the single
+  rule to every visible constraint at once; only when it finds nothing does a
+  wave apply the subset rule to every pair of constraints at once. Chaining
+  through zeros and opening fog next to revealed cells are free (part of a
+  wave, as in ``solver.closures``). ``solve_rounds`` counts the waves up to
+  the last one that revealed a cell; ``subset_steps`` counts the cells (safe or
+  mine) settled by subset waves up to that point: deductions the single rule
+  could not make at the time. The fixed point is R∞ of ``solver.closures``
+  (the closure is order-free, seed 001 F1 note 5); the tests hold them equal.
+  A board the single rule clears has ``subset_steps == 0``: single-first waves
+  reach R∞ before any subset wave.
+- ``solvable_full_logic``: whether complete logic reaches every safe cell.
+  Complete logic knows every visible number, the proven mines, that fog cells
+  are safe, and the global mine count; a cell is safe when it is safe in every
+  mine configuration consistent with all of that. It is computed exactly: the
+  unknown cells next to visible numbers split into connected components; each
+  component is enumerated by backtracking (partial sums per constraint prune
+  the search), recording which mine counts are feasible and, per count,
+  whether each cell can be a mine or safe; the global count couples the
+  components and the cells far from any number (the "interior"). Proven safe
+  cells open (and chain), proven mines are marked, the ``single_subset``
+  closure runs again, and so on to the fixed point. Soundness: every step
+  uses only facts true of the board, so knowledge only grows and the fixed
+  point contains R∞ (full logic never does worse than ``single_subset``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit, uint64
+
+from boardgen_pipeline.board.geometry import neighbour_arrays, parse_layout
+from boardgen_pipeline.board.solver import spawn_square
+
+# Enumeration nodes allowed per board for the exact solver. A component
+# needing more is left undecided (no deduction from it), so the answer can
+# only err towards "not solvable"; on the shipped tables it is never reached
+# (docs/performance.md, issue 17).
+NODE_BUDGET = 2_000_000
+
+
+FIELDS = ("bbbv", "openings", "subset_steps", "solve_rounds", "solvable_full_logic")
+
+
+def _widen_table() -> np.ndarray:
+    """9-bit 3x3 mask around a cell -> 49-bit mask in the 7x7 window centred
+    on it; two constraints whose sets can nest have centres at Chebyshev
+    distance <= 2, so both fit in that window."""
+    out = np.zeros(512, dtype=np.uint64)
+    for m in range(512):
+        w = 0
+        for b in range(9):
+            if m >> b & 1:
+                w |= 1 << ((b // 3 + 2) * 7 + (b % 3 + 2))
+        out[m] = w
+    return out
+
+
+_WIDEN = _widen_table()
+
+
+@njit(cache=True, error_model="numpy")
+def _numbers(mines, nb, nbn, num):
+    safe = 0
+    for c in range(mines.shape[0]):
+        s = 0
+        for k in range(nbn[c]):
+            s += mines[nb[c, k]]
+        num[c] = s
+        if mines[c] == 0:
+            safe += 1
+    return safe
+
+
+@njit(cache=True, error_model="numpy")
+def bbbv_openings(mines, num, nb, nbn):
+    """``(3BV, openings)`` of a board: one click per opening (a zero region
+    opens with its border), one per safe cell no opening reaches."""
+    nc = mines.shape[0]
+    covered = np.zeros(nc, np.uint8)
+    queue = np.empty(nc, np.int32)
+    openings = 0
+    for s in range(nc):
+        if mines[s] or num[s] != 0 or covered[s]:
+            continue
+        openings += 1
+        covered[s] = 1
+        queue[0] = s
+        qh, qt = 0, 1
+        while qh < qt:
+            c = queue[qh]
+            qh += 1
+            for k in range(nbn[c]):
+                n = nb[c, k]
+                if covered[n] == 0:
+                    covered[n] = 1  # a neighbour of a zero is never a mine
+                    if num[n] == 0:
+                        queue[qt] = n
+                        qt += 1
+    lone = 0
+    for c in range(nc):
+        if mines[c] == 0 and covered[c] == 0:
+            lone += 1
+    return openings + lone, openings
+
+
+@njit(cache=True, error_model="numpy")
+def _open(c, rev, num, fog, nb, nbn, queue, act, nact):
+    """Open a safe cell: chain through zeros (fog never chains) and open fog
+    next to anything opened (fog is known safe, seed 001 F1 (b)). Opened
+    numbered cells join the active constraints ``act[:nact]``; returns the
+    new ``nact``."""
+    if rev[c]:
+        return nact
+    rev[c] = 1
+    queue[0] = c
+    qh, qt = 0, 1
+    while qh < qt:
+        v = queue[qh]
+        qh += 1
+        chain = num[v] == 0 and fog[v] == 0
+        if num[v] > 0 and fog[v] == 0:
+            act[nact] = v
+            nact += 1
+        for k in range(nbn[v]):
+            n = nb[v, k]
+            if rev[n] == 0 and (chain or fog[n] == 1):
+                rev[n] = 1
+                queue[qt] = n
+                qt += 1
+    return nact
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _constraint(c, rev, known, num, W, H):
+    """``(mask, m, count)`` of revealed numbered cell ``c``: its unknown
+    neighbours as a 3x3 mask, the mines still to find, how many cells."""
+    x, y = c % W, c // W
+    mask, cnt, m = 0, 0, num[c]
+    for dy in range(-1, 2):
+        yy = y + dy
+        if yy < 0 or yy >= H:
+            continue
+        for dx in range(-1, 2):
+            xx = x + dx
+            if (dx == 0 and dy == 0) or xx < 0 or xx >= W:
+                continue
+            n = yy * W + xx
+            if known[n]:
+                m -= 1
+            elif rev[n] == 0:
+                mask |= 1 << ((dy + 1) * 3 + dx + 1)
+                cnt += 1
+    return mask, m, cnt
+
+
+@njit(cache=True, error_model="numpy")
+def _constraints(rev, known, num, fog, W, H, cmask, cm, ccnt):
+    """The constraint of every revealed numbered cell (``ccnt`` 0: none)."""
+    for c in range(W * H):
+        ccnt[c] = 0
+        if rev[c] == 1 and fog[c] == 0 and num[c] > 0:
+            cmask[c], cm[c], ccnt[c] = _constraint(c, rev, known, num, W, H)
+
+
+@njit(cache=True, error_model="numpy")
+def _mark_window(diff, value, x, y, W, mark, marked, nmarked):
+    """Mark the unmarked cells of a 49-bit window mask centred on (x, y)."""
+    for b in range(49):
+        if (diff >> uint64(b)) & uint64(1):
+            n = (y + b // 7 - 3) * W + (x + b % 7 - 3)
+            if mark[n] == 0:
+                mark[n] = value
+                marked[nmarked] = n
+                nmarked += 1
+    return nmarked
+
+
+@njit(cache=True, error_model="numpy")
+def waves(rev, known, num, fog, W, H, nb, nbn, widen):
+    """Run the ``single_subset`` closure in waves from the current state (in
+    place). Returns ``(solve_rounds, subset_steps)``, both counted up to the
+    last wave that revealed a cell.
+
+    Only the active constraints (revealed numbered cells with unknown
+    neighbours) are visited; a wave reads the constraints as they were at its
+    start, so its deductions are simultaneous."""
+    nc = W * H
+    cmask = np.zeros(nc, np.int64)
+    cm = np.zeros(nc, np.int32)
+    ccnt = np.zeros(nc, np.int32)  # 0 for every cell not active
+    mark = np.zeros(nc, np.uint8)  # 1 safe, 2 mine
+    marked = np.empty(nc, np.int32)
+    queue = np.empty(nc, np.int32)
+    act = np.empty(nc, np.int32)
+    nact = 0
+    for c in range(nc):
+        if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
+            act[nact] = c
+            nact += 1
+    for c in range(nc):
+        if rev[c]:
+            for k in range(nbn[c]):
+                n = nb[c, k]
+                if fog[n] == 1 and rev[n] == 0:
+                    nact = _open(n, rev, num, fog, nb, nbn, queue, act, nact)
+    rounds = 0
+    subset = 0
+    last_rounds = 0
+    last_subset = 0
+    while True:
+        # refresh the constraints, dropping the settled ones
+        keep = 0
+        for i in range(nact):
+            c = act[i]
+            ma, m, cnt = _constraint(c, rev, known, num, W, H)
+            cmask[c], cm[c], ccnt[c] = ma, m, cnt
+            if cnt > 0:
+                act[keep] = c
+                keep += 1
+        nact = keep
+        nmarked = 0
+        for i in range(nact):
+            c = act[i]
+            cnt = ccnt[c]
+            if cm[c] != 0 and cm[c] != cnt:
+                continue
+            x, y = c % W, c // W
+            for b in range(9):
+                if cmask[c] >> b & 1:
+                    n = (y + b // 3 - 1) * W + (x + b % 3 - 1)
+                    if mark[n] == 0:
+                        marked[nmarked] = n
+                        nmarked += 1
+                        mark[n] = 1 if cm[c] == 0 else 2
+        by_subset = nmarked == 0
+        if by_subset:
+            # subset wave: U_A a proper subset of U_B puts m_B - m_A mines in U_B - U_A
+            for i in range(nact):
+                a = act[i]
+                x, y = a % W, a // W
+                wa = widen[cmask[a]]
+                for oy in range(-2, 3):
+                    yy = y + oy
+                    if yy < 0 or yy >= H:
+                        continue
+                    for ox in range(-2, 3):
+                        xx = x + ox
+                        if (ox == 0 and oy == 0) or xx < 0 or xx >= W:
+                            continue
+                        b = yy * W + xx
+                        if ccnt[b] <= ccnt[a]:
+                            continue
+                        s = oy * 7 + ox
+                        wb = widen[cmask[b]]
+                        wb = wb << uint64(s) if s >= 0 else wb >> uint64(-s)
+                        if wa & ~wb:
+                            continue
+                        dm = cm[b] - cm[a]
+                        if dm == 0 or dm == ccnt[b] - ccnt[a]:
+                            nmarked = _mark_window(wb & ~wa, 1 if dm == 0 else 2, x, y, W, mark, marked, nmarked)
+        if nmarked == 0:
+            break
+        rounds += 1
+        revealed_any = False
+        for i in range(nmarked):
+            c = marked[i]
+            if mark[c] == 2:
+                known[c] = 1
+            else:
+                revealed_any = True
+                nact = _open(c, rev, num, fog, nb, nbn, queue, act, nact)
+            mark[c] = 0
+        if by_subset:
+            subset += nmarked
+        if revealed_any:
+            last_rounds, last_subset = rounds, subset
+    return last_rounds, last_subset
+
+
+@njit(cache=True, error_model="numpy")
+def _enumerate(cells, n, cons_of, ncons_of, cm, can_mine, can_safe, feasible, budget):
+    """Every assignment of mines to ``cells[:n]`` meeting the constraints
+    (``cm[k]`` mines among the component cells of constraint k). Records the
+    feasible mine counts and, per count, whether each cell can be a mine or
+    safe. Returns the nodes used, or -1 when over ``budget``."""
+    ncon = cm.shape[0]
+    placed = np.zeros(ncon, np.int32)
+    left = np.zeros(ncon, np.int32)
+    for i in range(n):
+        for j in range(ncons_of[i]):
+            left[cons_of[i, j]] += 1
+    val = np.full(n + 1, -1, np.int8)
+    i = 0
+    mines = 0
+    nodes = 0
+    while i >= 0:
+        if i == n:
+            feasible[mines] = True
+            for j in range(n):
+                if val[j] == 1:
+                    can_mine[j, mines] = True
+                else:
+                    can_safe[j, mines] = True
+            i -= 1
+            continue
+        v = val[i]
+        if v >= 0:  # undo the current choice
+            for j in range(ncons_of[i]):
+                k = cons_of[i, j]
+                left[k] += 1
+                placed[k] -= v
+            mines -= v
+        if v == 1:
+            val[i] = -1
+            i -= 1
+            continue
+        v += 1
+        val[i] = v
+        nodes += 1
+        if nodes > budget:
+            return -1
+        ok = True
+        for j in range(ncons_of[i]):
+            k = cons_of[i, j]
+            left[k] -= 1
+            placed[k] += v
+            if placed[k] > cm[k] or placed[k] + left[k] < cm[k]:
+                ok = False
+        mines += v
+        if ok:
+            i += 1
+            val[i] = -1
+    return nodes
+
+
+@njit(cache=True, error_model="numpy")
+def _convolve(a, b):
+    out = np.zeros(a.shape[0] + b.shape[0] - 1, np.bool_)
+    for i in range(a.shape[0]):
+        if a[i]:
+            for j in range(b.shape[0]):
+                if b[j]:
+                    out[i + j] = True
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
+    """One pass of complete logic: open every cell safe in all consistent
+    configurations, mark every cell that is a mine in all of them. Returns
+    ``(cells settled, nodes used)``; nodes is -1 when a component ran over."""
+    nc = W * H
+    cmask = np.zeros(nc, np.int64)
+    cm = np.zeros(nc, np.int32)
+    ccnt = np.zeros(nc, np.int32)
+    _constraints(rev, known, num, fog, W, H, cmask, cm, ccnt)
+    # the frontier: unknown cells next to a constraint
+    comp = np.full(nc, -1, np.int32)
+    front = np.zeros(nc, np.uint8)
+    for c in range(nc):
+        if ccnt[c]:
+            for k in range(nbn[c]):
+                n = nb[c, k]
+                if rev[n] == 0 and known[n] == 0:
+                    front[n] = 1
+    remaining = mines_total
+    interior = 0
+    for c in range(nc):
+        remaining -= known[c]
+        if rev[c] == 0 and known[c] == 0 and fog[c] == 0 and front[c] == 0:
+            interior += 1
+    # components: frontier cells linked through a shared constraint, in BFS
+    # order so each constraint closes soon after it opens (tight pruning)
+    order = np.empty(nc, np.int32)
+    starts = np.zeros(nc + 1, np.int32)
+    ncomp = 0
+    total = 0
+    for s in range(nc):
+        if front[s] == 0 or comp[s] >= 0:
+            continue
+        starts[ncomp] = total
+        comp[s] = ncomp
+        order[total] = s
+        qh = total
+        total += 1
+        while qh < total:
+            u = order[qh]
+            qh += 1
+            for k in range(nbn[u]):
+                c = nb[u, k]
+                if ccnt[c] == 0:
+                    continue
+                for k2 in range(nbn[c]):
+                    v = nb[c, k2]
+                    if front[v] and comp[v] < 0 and rev[v] == 0 and known[v] == 0:
+                        comp[v] = ncomp
+                        order[total] = v
+                        total += 1
+        ncomp += 1
+    starts[ncomp] = total
+    cid = np.full(nc, -1, np.int32)  # constraint cell -> index within its component
+    results_feasible = []
+    results_mine = []
+    results_safe = []
+    nodes_used = 0
+    over = False
+    for ci in range(ncomp):
+        a, b = starts[ci], starts[ci + 1]
+        n = b - a
+        cells = order[a:b]
+        ncon = 0
+        cons_of = np.zeros((n, 8), np.int32)
+        ncons_of = np.zeros(n, np.int32)
+        cmv = np.zeros(8 * n, np.int32)
+        for i in range(n):
+            u = cells[i]
+            for k in range(nbn[u]):
+                c = nb[u, k]
+                if ccnt[c] == 0:
+                    continue
+                if cid[c] < 0:
+                    cid[c] = ncon
+                    cmv[ncon] = cm[c]
+                    ncon += 1
+                cons_of[i, ncons_of[i]] = cid[c]
+                ncons_of[i] += 1
+        for i in range(n):
+            u = cells[i]
+            for k in range(nbn[u]):
+                cid[nb[u, k]] = -1
+        feasible = np.zeros(n + 1, np.bool_)
+        can_mine = np.zeros((n, n + 1), np.bool_)
+        can_safe = np.zeros((n, n + 1), np.bool_)
+        used = _enumerate(cells, n, cons_of, ncons_of, cmv[:ncon], can_mine, can_safe, feasible,
+                          budget - nodes_used)
+        if used < 0:
+            over = True
+            feasible[:] = True  # undecided: every count, every cell either way
+            can_mine[:, :] = True
+            can_safe[:, :] = True
+        else:
+            nodes_used += used
+        results_feasible.append(feasible)
+        results_mine.append(can_mine)
+        results_safe.append(can_safe)
+    # prefix / suffix sums of the feasible counts, to couple the components
+    # through the global count: component i with k mines is possible when the
+    # others can hold s mines with 0 <= remaining - k - s <= interior
+    one = np.ones(1, np.bool_)
+    prefix = [one]
+    for ci in range(ncomp):
+        prefix.append(_convolve(prefix[ci], results_feasible[ci]))
+    suffix = [one] * (ncomp + 1)
+    for ci in range(ncomp - 1, -1, -1):
+        suffix[ci] = _convolve(suffix[ci + 1], results_feasible[ci])
+    settled = 0
+    queue = np.empty(nc, np.int32)
+    act = np.empty(nc, np.int32)  # not needed here: the waves that follow rebuild it
+    to_open = np.zeros(nc, np.uint8)
+    for ci in range(ncomp):
+        others = _convolve(prefix[ci], suffix[ci + 1])
+        feasible = results_feasible[ci]
+        ok = np.zeros(feasible.shape[0], np.bool_)
+        for k in range(feasible.shape[0]):
+            if not feasible[k]:
+                continue
+            for s in range(others.shape[0]):
+                x = remaining - k - s
+                if others[s] and 0 <= x <= interior:
+                    ok[k] = True
+                    break
+        a = starts[ci]
+        for i in range(starts[ci + 1] - a):
+            mine_possible = False
+            safe_possible = False
+            for k in range(feasible.shape[0]):
+                if ok[k]:
+                    mine_possible |= results_mine[ci][i, k]
+                    safe_possible |= results_safe[ci][i, k]
+            u = order[a + i]
+            if not mine_possible:
+                to_open[u] = 1
+            elif not safe_possible:
+                known[u] = 1
+                settled += 1
+    if interior:
+        alls = prefix[ncomp]
+        xmin, xmax = interior + 1, -1
+        for t in range(alls.shape[0]):
+            x = remaining - t
+            if alls[t] and 0 <= x <= interior:
+                xmin = min(xmin, x)
+                xmax = max(xmax, x)
+        if xmax == 0 or xmin == interior:
+            for c in range(nc):
+                if rev[c] == 0 and known[c] == 0 and fog[c] == 0 and front[c] == 0:
+                    if xmax == 0:
+                        to_open[c] = 1
+                    else:
+                        known[c] = 1
+                        settled += 1
+    for c in range(nc):
+        if to_open[c] and rev[c] == 0:
+            settled += 1
+            _open(c, rev, num, fog, nb, nbn, queue, act, 0)
+    return settled, (-1 if over else nodes_used)
+
+
+@njit(cache=True, error_model="numpy")
+def full_logic(rev, known, num, fog, mines_total, safe, W, H, nb, nbn, widen, budget):
+    """Complete logic from the current state to its fixed point (in place):
+    exact passes with ``single_subset`` waves between them (they are cheap
+    and shrink the components). Returns ``(all safe cells revealed, nodes
+    used)``; nodes is -1 when the budget was exhausted somewhere."""
+    used = 0
+    over = False
+    while True:
+        revealed = 0
+        for c in range(W * H):
+            revealed += rev[c]
+        if revealed == safe:
+            break
+        settled, nodes = _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, max(0, budget - used))
+        if nodes < 0:
+            over = True
+        else:
+            used += nodes
+        if settled == 0:
+            break
+        waves(rev, known, num, fog, W, H, nb, nbn, widen)
+    revealed = 0
+    for c in range(W * H):
+        revealed += rev[c]
+    return revealed == safe, (-1 if over else used)
+
+
+@lru_cache(maxsize=64)
+def _arrays(width: int, height: int, spawn_side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Neighbour table, neighbour counts and spawn square of one board size
+    (read-only: shared by every call and thread)."""
+    nb, nbn = neighbour_arrays(width, height)
+    spawn = np.asarray(spawn_square(width, height, spawn_side), np.int32)
+    spawn.setflags(write=False)
+    return nb, nbn, spawn
+
+
+@njit(cache=True, error_model="numpy")
+def _spawn_open(spawn, rev, num, fog, nb, nbn):
+    """R0: the spawn square, chained through zeros (fog does not chain and,
+    unlike a later opening, does not open its fog neighbours yet)."""
+    queue = np.empty(rev.shape[0], np.int32)
+    qt = 0
+    for i in range(spawn.shape[0]):
+        c = spawn[i]
+        if rev[c] == 0:
+            rev[c] = 1
+            if num[c] == 0 and fog[c] == 0:
+                queue[qt] = c
+                qt += 1
+    qh = 0
+    while qh < qt:
+        c = queue[qh]
+        qh += 1
+        for k in range(nbn[c]):
+            n = nb[c, k]
+            if rev[n] == 0:
+                rev[n] = 1
+                if num[n] == 0 and fog[n] == 0:
+                    queue[qt] = n
+                    qt += 1
+
+
+@njit(cache=True, error_model="numpy")
+def _figures(mines, fog, spawn, W, H, nb, nbn, widen, budget, out):
+    nc = W * H
+    num = np.zeros(nc, np.int32)
+    safe = _numbers(mines, nb, nbn, num)
+    out[0], out[1] = bbbv_openings(mines, num, nb, nbn)
+    rev = np.zeros(nc, np.uint8)
+    known = np.zeros(nc, np.uint8)
+    _spawn_open(spawn, rev, num, fog, nb, nbn)
+    out[2], out[3] = waves(rev, known, num, fog, W, H, nb, nbn, widen)
+    revealed = 0
+    for c in range(nc):
+        revealed += rev[c]
+    out[5] = revealed
+    total = nc - safe
+    solvable, nodes = full_logic(rev, known, num, fog, total, safe, W, H, nb, nbn, widen, budget)
+    out[4] = 1 if solvable else 0
+    out[6] = nodes
+
+
+def compute(width: int, height: int, spawn_side: int, mines, fog=(), budget: int = NODE_BUDGET) -> dict:
+    """Every figure of one board, plus the diagnostics the tests and the
+    benchmark read (``r_infinity``: |R∞| of the waves; ``nodes``: enumeration
+    nodes of the exact solver, -1 when over budget)."""
+    nb, nbn, spawn = _arrays(width, height, spawn_side)
+    m = np.frombuffer(bytes(mines), np.uint8) if isinstance(mines, (bytes, bytearray)) else np.asarray(mines, np.uint8)
+    f = np.zeros(width * height, np.uint8)
+    if len(fog):
+        f[np.asarray(list(fog), np.int64)] = 1
+    out = np.zeros(7, np.int64)
+    _figures(m, f, spawn, width, height, nb, nbn, _WIDEN, budget, out)
+    bbbv, openings, rounds, subset, solvable, r_inf, nodes = out.tolist()
+    return {"bbbv": bbbv, "openings": openings, "subset_steps": subset, "solve_rounds": rounds,
+            "solvable_full_logic": bool(solvable), "r_infinity": r_inf, "nodes": nodes}
+
+
+def figures(board) -> dict:
+    """The difficulty fields of the metrics record for a
+    :class:`~boardgen_pipeline.board.geometry.Board` (``FIELDS``)."""
+    out = compute(board.width, board.height, board.spawn_side, board.mines, board.fog)
+    return {k: out[k] for k in FIELDS}
+
+
+def layout_figures(text: str, spawn_side: int = 3) -> dict:
+    """The difficulty fields of a layout text (``*`` mine, ``.`` safe, ``f`` fog)."""
+    w, h, mines, fog = parse_layout(text)
+    out = compute(w, h, spawn_side, mines, fog)
+    return {k: out[k] for k in FIELDS}
