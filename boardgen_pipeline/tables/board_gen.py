@@ -296,12 +296,14 @@ def load_board_gen(path: Path | str) -> BoardGenTable:
         violations.append(Violation(path, "-", "rows", None, "no_rows", "the table needs at least one [[rows]] entry"))
     rows: dict[tuple[int, int], BoardGenRow] = {}
     seen: dict[tuple, int] = {}
+    unreadable_keys = False
     for index, raw in entries:
         shape = [v for f in KEY_FIELDS if (v := int_key_violation(path, _row_label(raw, index), f, raw.get(f)))]
         violations.extend(shape)
         reported = frozenset(v.field for v in shape)
         row = _row(path, raw, header, violations, index, reported)
         if reported:
+            unreadable_keys = True
             continue  # a key of the wrong kind cannot be compared with the others
         key = (raw.get("level_index"), raw.get("node_depth"))
         seen[key] = seen.get(key, 0) + 1
@@ -310,7 +312,9 @@ def load_board_gen(path: Path | str) -> BoardGenTable:
                                         "two rows share this (level_index, node_depth)"))
         if row is not None and seen[key] == 1:
             rows[row.key] = row
-    levels = {k[0] for k in seen if isinstance(k[0], int)}
+    # A row whose key could not be read may be the anchor: say nothing of
+    # anchors then, rather than a follow-on error hiding the real one.
+    levels = {k[0] for k in seen if isinstance(k[0], int)} if not unreadable_keys else set()
     for level in sorted(levels):
         if (level, 0) not in seen:
             violations.append(Violation(path, f"({level},0)", "node_depth", 0, "missing_anchor",
