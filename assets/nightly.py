@@ -62,7 +62,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="partition runs at a time (default: min(2, cores))")
     p.add_argument("--dagster-home", help="Dagster instance folder (default: $DAGSTER_HOME or <repo>/.dagster_home)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, ArgumentError, check_nightly
+
+    bad = check_nightly(vars(args))  # issue 15: every argument in its domain before any work
+    if bad:
+        p.exit(EXIT_BAD_ARGUMENTS, ArgumentError(bad).report() + "\n")
+    return args
 
 
 def _configure_env(args) -> None:
