@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.cli import main
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.nodemap.templates import load_pool_file, read_pools
+from boardgen_pipeline.nodemap.templates import load_pool_file
 from boardgen_pipeline.tables.board_gen import load_board_gen
 from boardgen_pipeline.variants.skew import load_resource_weights
 from boardgen_pipeline.variants.table import load_variation_table
