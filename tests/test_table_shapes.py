@@ -36,7 +36,7 @@ BASES = {
     "nodemaps/level_1.toml": read(TABLES / "nodemaps" / "level_1.toml"),
 }
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _load(name: str, path: Path):
@@ -209,3 +209,15 @@ def test_the_other_tables_report_a_wrong_shape_in_validate(tmp_path, case):
     code, _, err = _run(["validate", "--tables", str(root)])
     assert code == 1
     assert f"{root / name}: row {row}: field {field} = " in err
+
+
+def test_a_table_path_that_is_a_directory_or_a_broken_link_is_a_violation(tmp_path):
+    (tmp_path / "board_gen.toml").mkdir()
+    with pytest.raises(TableError) as err:
+        load_board_gen(tmp_path / "board_gen.toml")
+    assert [v.rule for v in err.value.violations] == ["file_missing"]
+    link = tmp_path / "variation.toml"
+    link.symlink_to(tmp_path / "nowhere" / "variation.toml")
+    with pytest.raises(TableError) as err:
+        load_variation_table(link)
+    assert [v.rule for v in err.value.violations] == ["file_missing"]

@@ -24,6 +24,8 @@ def load_toml(path: Path | str) -> dict:
         raise TableError([Violation(str(path), "-", "-", None, "file_missing", "table file not found")]) from None
     except IsADirectoryError:
         raise TableError([Violation(str(path), "-", "-", None, "file_missing", "a directory, not a table file")]) from None
+    except OSError as exc:  # unreadable (permissions, a broken link): the designer's to fix, no traceback
+        raise TableError([Violation(str(path), "-", "-", None, "file_unreadable", f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:
         raise TableError([Violation(str(path), "-", "-", None, "encoding", f"not UTF-8 text: {exc}")]) from None
     try:
