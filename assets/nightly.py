@@ -60,7 +60,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--adventures", type=int,
                    help="adventures the node-map draws simulate (default: $BOARDGEN_NODE_MAP_ADVENTURES or 2000)")
     p.add_argument("--dagster-home", help="Dagster instance folder (default: $DAGSTER_HOME or <repo>/.dagster_home)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, ArgumentError, check_nightly
+
+    bad = check_nightly(vars(args))  # issue 15: every argument in its domain before any work
+    if bad:
+        p.exit(EXIT_BAD_ARGUMENTS, ArgumentError(bad).report() + "\n")
+    return args
 
 
 def _configure_env(args) -> None:

@@ -5,7 +5,8 @@ message and exit code 1, never a traceback. ``--json`` field names are a
 contract other tools read: they are the metrics names of SPEC 2.6.
 
 Exit codes: 0 ok; 1 user error (bad input, table violations); 2 bad command
-line (argparse); 3 ``calibrate`` ran but an F4 assertion failed.
+line (argparse, or an argument outside its domain: ``cli_args``, checked
+before any work); 3 ``calibrate`` ran but an F4 assertion failed.
 """
 
 from __future__ import annotations
@@ -272,53 +273,58 @@ def cmd_bench(args) -> int:
     return 0
 
 
+TABLES_HELP = "tables directory (default: $BOARDGEN_TABLES, else the repo's tables/)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="boardgen", description="Minesweeper board generation and calibration.")
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("generate", help="generate one board")
-    g.add_argument("--level", type=int, required=True)
-    g.add_argument("--depth", type=int, required=True)
-    g.add_argument("--seed", type=int, required=True, help="board_gen scope under the master seed")
-    g.add_argument("--master-seed", type=int, default=0)
-    g.add_argument("--tables", help="tables directory (default: the repo's tables/)")
-    g.add_argument("--json", action="store_true", help="one JSON object: layout, metrics, row")
-    g.add_argument("--variants", action="store_true", help="also draw the board's variant overlay")
+    g.add_argument("--level", type=int, required=True, help="level_index >= 1 (required)")
+    g.add_argument("--depth", type=int, required=True, help="node depth >= 0; the floor rule picks the row (required)")
+    g.add_argument("--seed", type=int, required=True, help="board_gen scope under the master seed, >= 0 (required)")
+    g.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
+    g.add_argument("--tables", help=TABLES_HELP)
+    g.add_argument("--json", action="store_true", help="one JSON object: layout, metrics, row (default: text)")
+    g.add_argument("--variants", action="store_true", help="also draw the board's variant overlay (default: off)")
     g.set_defaults(func=cmd_generate)
 
     m = sub.add_parser("measure", help="measure a layout (R0, R∞, counts)")
-    m.add_argument("file", help="layout file ('-' for stdin): * mine, . safe, f fog; rows by line or /")
-    m.add_argument("--rules", choices=("single_subset", "single"), default="single_subset")
-    m.add_argument("--spawn-side", type=int, choices=(3, 5), default=3)
+    m.add_argument("file", help="layout file ('-' for stdin): * mine, . safe, f fog; rows by line or / (required)")
+    m.add_argument("--rules", choices=("single_subset", "single"), default="single_subset",
+                   help="solver rules (default: single_subset)")
+    m.add_argument("--spawn-side", type=int, choices=(3, 5), default=3,
+                   help="side of the mine-free spawn square (default: 3)")
     m.set_defaults(func=cmd_measure)
 
     v = sub.add_parser("validate", help="validate the tables")
-    v.add_argument("--tables")
+    v.add_argument("--tables", help=TABLES_HELP)
     v.set_defaults(func=cmd_validate)
 
     c = sub.add_parser("calibrate", help="run the F4 batch and write the warehouse")
-    c.add_argument("--tables")
-    c.add_argument("--samples", type=int, default=256)
+    c.add_argument("--tables", help=TABLES_HELP)
+    c.add_argument("--samples", type=int, default=256, help="boards per row, 1..4096 (default: 256)")
     c.add_argument("--rows", help="row keys L,D separated by spaces (default: all rows)")
-    c.add_argument("--master-seed", type=int, default=0)
-    c.add_argument("--warehouse", help="warehouse directory (default: the repo's warehouse/)")
+    c.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
+    c.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
     c.set_defaults(func=cmd_calibrate)
 
     a = sub.add_parser("advise", help="what would make a row pass (density, cap, target)")
     a.add_argument("--row", help="row keys L,D (default: every row; searches run for failing or thin rows)")
-    a.add_argument("--tables")
-    a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row")
-    a.add_argument("--probes", type=int, default=128, help="boards per probe of a candidate value")
-    a.add_argument("--master-seed", type=int, default=0)
+    a.add_argument("--tables", help=TABLES_HELP)
+    a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row, 1..2048 (default: 256)")
+    a.add_argument("--probes", type=int, default=128, help="boards per probe of a candidate value, 1..2048 (default: 128)")
+    a.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
     a.set_defaults(func=cmd_advise)
 
     n = sub.add_parser("nodemap", help="node maps")
     nsub = n.add_subparsers(dest="nodemap_command", required=True)
     nd = nsub.add_parser("draw", help="draw the three level maps of one adventure")
-    nd.add_argument("--seed", type=int, required=True, help="master seed of the adventure")
+    nd.add_argument("--seed", type=int, required=True, help="master seed of the adventure, >= 0 (required)")
     nd.add_argument("--first-adventure", action="store_true",
-                    help="the save has not finished an adventure yet: fixed templates, no draw")
-    nd.add_argument("--tables")
+                    help="the save has not finished an adventure yet: fixed templates, no draw (default: off)")
+    nd.add_argument("--tables", help=TABLES_HELP)
     nd.set_defaults(func=cmd_nodemap_draw)
 
     q = sub.add_parser("sql", help="run one SQL query on the warehouse's DuckDB views (read only)",
@@ -331,21 +337,28 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--max-rows", type=int, default=100, help="rows shown in table format (default: 100)")
     q.set_defaults(func=cmd_sql)
 
-    b = sub.add_parser("bench", help="generator throughput on one parameter row")
-    b.add_argument("--width", type=int, required=True)
-    b.add_argument("--height", type=int, required=True)
-    b.add_argument("--density", type=float, required=True)
-    b.add_argument("--target", type=float, required=True)
-    b.add_argument("--cap", type=int, required=True)
-    b.add_argument("--attempts", type=int, required=True)
-    b.add_argument("--boards", type=int, required=True)
-    b.add_argument("--shave", type=int, default=1)
+    b = sub.add_parser("bench", help="generator throughput on one parameter row (board_gen field domains)")
+    b.add_argument("--width", type=int, required=True, help="board_width, 8..64 (required)")
+    b.add_argument("--height", type=int, required=True, help="board_height, 8..64 (required)")
+    b.add_argument("--density", type=float, required=True, help="mine_density, (0, 0.5] (required)")
+    b.add_argument("--target", type=float, required=True, help="inferability_target, [0.85, 1] (required)")
+    b.add_argument("--cap", type=int, required=True, help="r0_max_cap, [9, floor(W*H/2)] (required)")
+    b.add_argument("--attempts", type=int, required=True, help="max_gen_attempts, 1..32 (required)")
+    b.add_argument("--boards", type=int, required=True, help="boards timed, >= 1 (required)")
+    b.add_argument("--shave", type=int, default=1, help="shave_ring_radius, 0..2 (default: 1)")
     b.set_defaults(func=cmd_bench)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, ArgumentError, check_command
+
+    command = args.command + (f" {args.nodemap_command}" if args.command == "nodemap" else "")
+    bad = check_command(command, vars(args))
+    if bad:  # before any work: nothing read, nothing written
+        print(ArgumentError(bad).report(), file=sys.stderr)
+        return EXIT_BAD_ARGUMENTS
     try:
         return args.func(args)
     except TableError as exc:

@@ -134,7 +134,8 @@ GLOBAL = dict(variant_type="skewed_veins", global_variant="skewed_veins", scope=
 
 
 @pytest.mark.parametrize("changes, rule", [
-    (dict(is_boss=True, level_index=2), "boss_without_global"),  # region overlay on a level-2 Boss
+    # region overlay on a level-2 Boss whose global pool is not empty (issue 15: the pool, not the level, decides)
+    (dict(is_boss=True, level_index=2, global_pool=("skewed_veins",)), "boss_without_global"),
     (dict(is_boss=True, level_index=1, **GLOBAL), "level1_boss_global"),
     (dict(is_boss=False, level_index=2, **GLOBAL), "global_off_boss"),
 ])
@@ -145,7 +146,7 @@ def test_boss_check_fails_when_the_boss_rule_is_broken(changes, rule):
 
 
 def test_boss_check_passes_on_the_boss_rows_it_describes():
-    out = overlay_row.boss_outcome([bad(is_boss=True, level_index=2, **GLOBAL)])
+    out = overlay_row.boss_outcome([bad(is_boss=True, level_index=2, global_pool=("skewed_veins",), **GLOBAL)])
     assert out.passed and out.metadata["global_variants"] == {"skewed_veins": 1}
     assert out.metadata["expected"] == "the global type on every board, zero variant cells"
     assert overlay_row.boss_outcome([bad(is_boss=True, level_index=1)]).passed  # level 1 Boss: immune

@@ -6,6 +6,12 @@ cells that cannot be reached from the spawn, and the mines the solver proved.
 The layout may be given as text (rows by line or ``/``-joined) or as a
 mapping from cells to mines in any order: the result depends only on the set
 of mines (and fog cells), never on how they were listed.
+
+Only layouts that can be boards are measured (issue 15): a rectangle of
+known characters (``geometry.parse_layout``), the spawn square on the board
+and free of mines (seed 000 "出生区安全"), at least one safe cell. Anything
+else is a :class:`~boardgen_pipeline.board.geometry.LayoutError` naming what
+is wrong, never a count such as ``revealed 16 > safe_count 15``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from boardgen_pipeline.board import kernels
-from boardgen_pipeline.board.geometry import neighbour_arrays, parse_layout
+from boardgen_pipeline.board.geometry import LayoutError, neighbour_arrays, parse_layout
 from boardgen_pipeline.board.solver import RULE_SETS, spawn_square
 
 
@@ -81,6 +87,7 @@ def measure_cells(
             raise ValueError(f"cell {c} outside a {width}x{height} board")
         return c
 
+    _check_size(width, height, spawn_side)
     nc = width * height
     m = np.zeros(nc, np.uint8)
     for c in mines:
@@ -91,6 +98,7 @@ def measure_cells(
         if m[i]:
             raise ValueError(f"cell {c} is both a mine and fog; fog cells are safe")
         f[i] = 1
+    _check_board(width, height, spawn_side, m)
     ws = kernels.Workspace(width, height, spawn_square(width, height, spawn_side), (),
                            *neighbour_arrays(width, height))
     safe, r0, revealed = ws.measure(m, f, use_subset=rules == "single_subset")
@@ -108,6 +116,30 @@ def measure_cells(
         revealed_core=int(revealed) - int((ws.rev & f).sum()),
         safe_core=int(safe) - nfog,
     )
+
+
+SPAWN_SIDES = (3, 5)  # the header's spawn_side domain (SPEC 2.7)
+
+
+def _check_size(width, height, spawn_side) -> None:
+    if spawn_side not in SPAWN_SIDES or isinstance(spawn_side, bool):
+        raise LayoutError(f"spawn side {spawn_side!r} is not one of {SPAWN_SIDES}")
+    for name, v in (("width", width), ("height", height)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < spawn_side:
+            raise LayoutError(f"a {width}x{height} layout cannot be a board: its {name} must be at least the "
+                              f"spawn side {spawn_side}, so that the spawn square lies on the board")
+
+
+def _check_board(width: int, height: int, spawn_side: int, mines: np.ndarray) -> None:
+    """Seed 000: the spawn square is mine-free, so a board has safe cells."""
+    if mines.all():
+        raise LayoutError(f"no safe cell: all {width * height} cells are mines; a board has a mine-free spawn square")
+    inside = [c for c in spawn_square(width, height, spawn_side) if mines[c]]
+    if inside:
+        cx, cy = (width - 1) // 2, (height - 1) // 2
+        where = ", ".join(f"({c % width},{c // width})" for c in inside)
+        raise LayoutError(f"{len(inside)} mine(s) inside the {spawn_side}x{spawn_side} spawn square around the "
+                          f"centre ({cx},{cy}): {where} (x,y from the top left); the spawn square is mine-free")
 
 
 def measure_layout(text: str, *, rules: str = "single_subset", spawn_side: int = 3) -> Measure:

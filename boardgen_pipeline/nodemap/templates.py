@@ -233,13 +233,16 @@ def read_pools(tables_dir: Path | str) -> tuple[dict[int, Pool], list[Violation]
     files = sorted(folder.glob("level_*.toml")) if folder.is_dir() else []
     if not files:
         return {}, [Violation(str(folder), "-", "-", None, "no_pools", "no level_<L>.toml node-map pool file found")]
+    unreadable: set[int] = set()  # levels whose file exists but is no pool: reported already
     for f in files:
         if not LEVEL_FILE.match(f.name):
             violations.append(Violation(str(f), "-", "-", f.name, "file_name", "pool files are named level_<L>.toml"))
             continue
         pool, vs = load_pool_file(f)
         violations.extend(vs)
-        if pool is not None:
+        if pool is None:
+            unreadable.add(int(LEVEL_FILE.match(f.name).group(1)))
+        else:
             if pool.level in pools:
                 violations.append(Violation(str(f), "-", "level", pool.level, "duplicate_level",
                                             f"level {pool.level} already comes from {pools[pool.level].file}"))
@@ -247,7 +250,7 @@ def read_pools(tables_dir: Path | str) -> tuple[dict[int, Pool], list[Violation]
                 pools[pool.level] = pool
     levels = sorted(pools)
     for expected in range(1, (levels[-1] if levels else 0) + 1):
-        if expected not in pools:
+        if expected not in pools and expected not in unreadable:
             violations.append(Violation(str(folder), f"level {expected}", "level", expected, "level_gap",
                                         f"no pool for level {expected}; levels run 1..{levels[-1]} without a gap"))
     return dict(sorted(pools.items())), violations

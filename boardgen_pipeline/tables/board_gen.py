@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.tables.shape import array_of_tables, int_key_violation, is_int, table_violation
 from boardgen_pipeline.tables.tomlio import load_toml
 
 BOARD_TYPES = ("dungeon", "underdark", "deep_underdark")
@@ -161,8 +162,14 @@ class BoardGenTable:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _row_label(raw: dict) -> str:
-    return f"({raw.get('level_index', '?')},{raw.get('node_depth', '?')})"
+KEY_FIELDS = ("level_index", "node_depth")
+
+
+def _row_label(raw: dict, index: int | None = None) -> str:
+    level, depth = raw.get("level_index", "?"), raw.get("node_depth", "?")
+    if index is not None and not all(v == "?" or is_int(v) for v in (level, depth)):
+        return f"#{index}"  # a key of the wrong kind does not name the row
+    return f"({level},{depth})"
 
 
 def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
@@ -177,7 +184,7 @@ def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
         side = 3
     mono = raw.get("monotone_in_depth", [])
     numeric = [n for n, f in BoardGenRow.model_fields.items() if f.annotation in (int, float)]
-    if not isinstance(mono, list) or any(m not in numeric for m in mono):
+    if not isinstance(mono, list) or any(not isinstance(m, str) or m not in numeric for m in mono):
         violations.append(Violation(path, "header", "monotone_in_depth", mono, "domain",
                                     f"must be a list of numeric row fields: {numeric}"))
         mono = []
@@ -188,8 +195,11 @@ def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
     return Header(side, tuple(mono), cost)
 
 
-def _row(path: str, raw: dict, header: Header, violations: list[Violation]) -> BoardGenRow | None:
-    label = _row_label(raw)
+def _row(path: str, raw: dict, header: Header, violations: list[Violation], index: int | None = None,
+         reported: frozenset[str] = frozenset()) -> BoardGenRow | None:
+    """One row's checks; ``reported`` names fields whose shape is already
+    reported (their type error is not repeated)."""
+    label = _row_label(raw, index)
     known = set(BoardGenRow.model_fields) - {"reserved"}
     reserved = {k: v for k, v in raw.items() if k.startswith(RESERVED_PREFIXES)}
     plain = {k: v for k, v in raw.items() if k not in reserved}
@@ -202,6 +212,8 @@ def _row(path: str, raw: dict, header: Header, violations: list[Violation]) -> B
     except ValidationError as exc:
         for err in exc.errors():
             name = str(err["loc"][0]) if err["loc"] else "-"
+            if name in reported:
+                continue
             if err["type"] == "missing":
                 violations.append(Violation(path, label, name, None, "missing_field", "required field is missing"))
             else:
@@ -272,23 +284,37 @@ def load_board_gen(path: Path | str) -> BoardGenTable:
     violations: list[Violation] = []
     for name in sorted(set(data) - {"header", "rows"}):
         violations.append(Violation(path, "-", name, None, "unknown_field", "top level holds [header] and [[rows]] only"))
-    header = _header(path, data.get("header", {}), violations)
+    raw_header = data.get("header", {})
+    bad_header = table_violation(path, "header", "header", raw_header, "header")
+    if bad_header is not None:
+        violations.append(bad_header)
+        raw_header = {}
+    header = _header(path, raw_header, violations)
     raw_rows = data.get("rows", [])
-    if not isinstance(raw_rows, list) or not raw_rows:
+    entries = array_of_tables(path, "rows", raw_rows, violations)
+    if isinstance(raw_rows, list) and not raw_rows:
         violations.append(Violation(path, "-", "rows", None, "no_rows", "the table needs at least one [[rows]] entry"))
-        raw_rows = []
     rows: dict[tuple[int, int], BoardGenRow] = {}
     seen: dict[tuple, int] = {}
-    for raw in raw_rows:
+    unreadable_keys = False
+    for index, raw in entries:
+        shape = [v for f in KEY_FIELDS if (v := int_key_violation(path, _row_label(raw, index), f, raw.get(f)))]
+        violations.extend(shape)
+        reported = frozenset(v.field for v in shape)
+        row = _row(path, raw, header, violations, index, reported)
+        if reported:
+            unreadable_keys = True
+            continue  # a key of the wrong kind cannot be compared with the others
         key = (raw.get("level_index"), raw.get("node_depth"))
         seen[key] = seen.get(key, 0) + 1
         if seen[key] == 2:
             violations.append(Violation(path, _row_label(raw), "level_index,node_depth", key, "duplicate_key",
                                         "two rows share this (level_index, node_depth)"))
-        row = _row(path, raw, header, violations)
         if row is not None and seen[key] == 1:
             rows[row.key] = row
-    levels = {k[0] for k in seen if isinstance(k[0], int)}
+    # A row whose key could not be read may be the anchor: say nothing of
+    # anchors then, rather than a follow-on error hiding the real one.
+    levels = {k[0] for k in seen if isinstance(k[0], int)} if not unreadable_keys else set()
     for level in sorted(levels):
         if (level, 0) not in seen:
             violations.append(Violation(path, f"({level},0)", "node_depth", 0, "missing_anchor",

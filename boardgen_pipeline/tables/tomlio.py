@@ -3,7 +3,8 @@
 Every table of ``tables/`` is TOML: diff-friendly, commentable, and parsed
 by the standard library. A syntax error is a user error like any other: it
 becomes a :class:`~boardgen_pipeline.errors.Violation` naming the file and the
-line, never a traceback.
+line, never a traceback. A UTF-8 byte-order mark (which some Windows editors
+write) is accepted: it is not part of the text (issue 15).
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ def load_toml(path: Path | str) -> dict:
     """Parse one TOML file; a missing file or bad syntax raises TableError."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise TableError([Violation(str(path), "-", "-", None, "file_missing", "table file not found")]) from None
+    except IsADirectoryError:
+        raise TableError([Violation(str(path), "-", "-", None, "file_missing", "a directory, not a table file")]) from None
+    except OSError as exc:  # unreadable (permissions, a broken link): the designer's to fix, no traceback
+        raise TableError([Violation(str(path), "-", "-", None, "file_unreadable", f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:
         raise TableError([Violation(str(path), "-", "-", None, "encoding", f"not UTF-8 text: {exc}")]) from None
     try:

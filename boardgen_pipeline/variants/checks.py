@@ -13,9 +13,14 @@ seed's acceptance lines rather than against the placement's code:
   the target, shortfall reported truthfully;
 * one type per board; a global (whole-board) variant carries zero cells and
   took zero stream draws;
-* Boss rule of the default table ("恒定制", "L1 Boss 零全局变异"): from level 2
-  on a Boss board carries the whole-board type and zero cells; on level 1
-  none;
+* Boss rule ("替换制", "兜底回落", "全局取用确定性"), on any legal table: a
+  Boss (or elite) board whose global candidate pool is non-empty carries the
+  pool's first row as its whole-board type and zero cells; with an empty pool
+  (the default table's level-1 Boss, or any level before a global row
+  unlocks) it carries none and falls back to region placement. The pool is
+  the gate's (``table.candidate_pools``): recomputed from the variation table
+  when the caller passes it, else the one the overlay recorded. Nothing here
+  knows the default table's unlock levels;
 * skew: total 77, ``effect_value = 0`` identical to no skew, whitelist rows
   unchanged, survival never rises, offense never falls.
 """
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 from boardgen_pipeline.board.geometry import Board, neighbour_table
 from boardgen_pipeline.variants.placement import Overlay
 from boardgen_pipeline.variants.skew import POOL_TOTAL, ResourceWeights, skew_weights
+from boardgen_pipeline.variants.table import VariationTable, candidate_pools
 
 
 @dataclass(frozen=True)
@@ -130,34 +136,54 @@ def check_one_type(overlay: Overlay) -> list[CheckIssue]:
     return issues
 
 
-def check_boss_rule(overlay: Overlay) -> list[CheckIssue]:
-    """Default-table fact: Boss boards carry the whole-board type and no cells
-    from level 2 on, and no whole-board type on level 1."""
-    if not overlay.is_boss:
-        if overlay.global_variant is not None and not overlay.is_elite:
-            return [CheckIssue("global_off_boss", f"whole-board {overlay.global_variant} on a non-Boss board")]
-        return []
-    if overlay.level_index == 1:
-        if overlay.global_variant is not None:
-            return [CheckIssue("level1_boss_global", f"level 1 Boss carries {overlay.global_variant}")]
-        return []
+def check_boss_rule(overlay: Overlay, table: VariationTable | None = None) -> list[CheckIssue]:
+    """Seed 003's Boss rule on any legal table: whole-board type exactly when
+    the board's global pool is non-empty (its first row), zero cells then;
+    no whole-board type (region fallback) when the pool is empty; never a
+    whole-board type off Boss and elite boards."""
     issues = []
-    if overlay.global_variant is None:
-        issues.append(CheckIssue("boss_without_global", f"level {overlay.level_index} Boss has no whole-board variant"))
-    if overlay.cells:
-        issues.append(CheckIssue("boss_with_cells", f"Boss board carries {len(overlay.cells)} variant cells", overlay.cells))
+    pool = tuple(overlay.global_pool)
+    if table is not None:
+        gate = candidate_pools(table, level_index=overlay.level_index, board_type=overlay.board_type,
+                               is_boss=overlay.is_boss, is_elite=overlay.is_elite)
+        pool = tuple(t.id for t in gate.global_pool)
+        if pool != tuple(overlay.global_pool):
+            issues.append(CheckIssue("global_pool_mismatch",
+                                     f"overlay records global pool {list(overlay.global_pool)}, the table's gate gives {list(pool)}"))
+    if not (overlay.is_boss or overlay.is_elite):
+        if overlay.global_variant is not None:
+            issues.append(CheckIssue("global_off_boss", f"whole-board {overlay.global_variant} on a non-Boss board"))
+        return issues
+    where = f"level {overlay.level_index} {'Boss' if overlay.is_boss else 'elite'}"
+    if pool:
+        if overlay.global_variant is None:
+            issues.append(CheckIssue("boss_without_global",
+                                     f"{where} has no whole-board variant; its global pool is {list(pool)}"))
+        elif overlay.global_variant != pool[0]:
+            issues.append(CheckIssue("boss_wrong_global",
+                                     f"{where} carries {overlay.global_variant}, not the pool's first row {pool[0]}"))
+        if overlay.cells:
+            issues.append(CheckIssue("boss_with_cells", f"Boss board carries {len(overlay.cells)} variant cells", overlay.cells))
+    elif overlay.global_variant is not None:
+        # the seed names the level-1 case ("L1 Boss 零全局变异"); any level
+        # whose pool is empty falls back to region placement the same way
+        rule = "level1_boss_global" if overlay.level_index == 1 else "boss_global_from_empty_pool"
+        issues.append(CheckIssue(rule, f"{where} carries {overlay.global_variant} but its global pool is empty "
+                                       "(region fallback expected)"))
     return issues
 
 
-def check_overlay(board: Board, r0, overlay: Overlay, *, boss_rule: bool = True) -> dict[str, list[CheckIssue]]:
-    """Every overlay check, by check name (for one asset-check metadata map)."""
+def check_overlay(board: Board, r0, overlay: Overlay, *, boss_rule: bool = True,
+                  table: VariationTable | None = None) -> dict[str, list[CheckIssue]]:
+    """Every overlay check, by check name (for one asset-check metadata map);
+    ``table``: the variation table, to recompute the Boss rule's pool."""
     out = {
         "domain": check_domain(board, r0, overlay),
         "packs": check_packs(overlay),
         "one_type": check_one_type(overlay),
     }
     if boss_rule:
-        out["boss_rule"] = check_boss_rule(overlay)
+        out["boss_rule"] = check_boss_rule(overlay, table)
     return out
 
 

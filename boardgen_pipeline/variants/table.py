@@ -29,6 +29,7 @@ from pathlib import Path
 
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.tables.board_gen import BOARD_TYPES
+from boardgen_pipeline.tables.shape import kind, table_violation
 from boardgen_pipeline.tables.tomlio import load_toml
 
 SCOPES = ("region", "global")
@@ -152,8 +153,9 @@ def _unknown(file: str, row: str, keys, allowed) -> list[Violation]:
 
 def _check_header(file: str, header) -> tuple[list[Violation], dict]:
     vs: list[Violation] = []
-    if not isinstance(header, dict):
-        return [Violation(file, "header", "header", header, "field_type", "[header] must be a table")], {}
+    bad = table_violation(file, "header", "header", header, "header")
+    if bad is not None:
+        return [bad], {}
     vs += _unknown(file, "header", header.keys(), HEADER_FIELDS)
     values: dict = {}
     for name in HEADER_FIELDS:
@@ -183,7 +185,8 @@ def _check_header(file: str, header) -> tuple[list[Violation], dict]:
 
 def _check_row(file: str, index: int, row) -> tuple[list[Violation], VariantType | None]:
     if not isinstance(row, dict):
-        return [Violation(file, f"#{index}", "-", row, "field_type", "each [[types]] entry must be a table")], None
+        return [Violation(file, f"#{index}", "types", row, "field_type",
+                          f"each [[types]] entry must be a table, got {kind(row)}")], None
     raw_id = row.get("id")
     key = raw_id if isinstance(raw_id, str) and raw_id else f"#{index}"
     vs: list[Violation] = _unknown(file, key, row.keys(), ROW_FIELDS)
