@@ -5,6 +5,7 @@ before any row is computed."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -76,7 +77,11 @@ def test_a_read_only_file_system_is_named_and_its_warehouse_still_reads(tmp_path
     with small_fs(tmp_path / "fs", 2048) as fs:
         root = tiny_warehouse(fs / "wh")
         db_before = (root / datasets.DB_NAME).read_bytes()
+        copy = fs / "copy"  # a copy on read-only media: its views cannot be rebuilt, yet read its own files
+        shutil.copytree(root, copy)
+        datasets.write_partition(copy, "boards", (1, 0), [board(40)])
         remount_read_only(fs)
+        assert mines_sum(copy) == 40 + 2 * 3 * 2
         with pytest.raises(WarehouseError) as err:
             views.refresh_views_atomic(root)
         assert err.value.cause == "read-only file system"
