@@ -16,7 +16,7 @@ import duckdb
 
 from boardgen_pipeline.steps import regen
 from boardgen_pipeline.steps.summary import EXIT_STORAGE
-from boardgen_pipeline.warehouse import datasets, publish, views
+from boardgen_pipeline.warehouse import datasets, publish
 
 from .faults_support import REPO, board, flip_byte, mines_sum, tiny_warehouse
 

@@ -46,7 +46,6 @@ from boardgen_pipeline.steps.stratify import DATASET, FILE
 from boardgen_pipeline.warehouse import datasets, publish
 from boardgen_pipeline.warehouse.publish import stored_fingerprint
 
-
 ROW_FILES = ("boards", "calibration_report", "variant_overlays")
 
 
