@@ -13,10 +13,11 @@ import sys
 import textwrap
 
 import duckdb
+import pytest
 
 from boardgen_pipeline.steps import regen
 from boardgen_pipeline.steps.summary import EXIT_STORAGE
-from boardgen_pipeline.warehouse import datasets, publish
+from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .faults_support import REPO, board, flip_byte, mines_sum, tiny_warehouse
 
@@ -61,6 +62,25 @@ def test_a_damaged_report_or_flat_file_and_a_lost_file_are_stale(tmp_path):
     assert dict((p, why) for p, why in damage.files)[lost] == "missing"
     assert set(regen.fingerprints_stored(root, ROWS)) == {"1-1"}
     assert regen.pools_fingerprint_stored(root) is None
+
+
+def test_a_quarantined_file_fails_only_its_own_row(tmp_path):
+    root = tiny_warehouse(tmp_path / "wh")
+    bad = datasets.partition_path(root, "calibration_report", (1, 1))
+    bad.write_bytes(b"PAR1 not parquet at all PAR1")  # unreadable: a query over the glob would fail
+    with pytest.raises(duckdb.Error):
+        views.connect(root).execute("select count(*) from calibration_report").fetchall()
+    damage = regen.damaged_partitions(root, quarantine=True)
+    assert damage.partitions == {"1-1"} and not bad.exists()
+    assert (root / publish.DAMAGED / "calibration_report" / "level_index=1" / "node_depth=1" / "part.parquet").exists()
+    views.refresh_views_atomic(root)
+    con = views.connect(root)
+    assert con.execute("select level_index, node_depth from calibration_report order by all").fetchall() == \
+        [(1, 0), (2, 0)]  # the other rows still answer
+    con.close()
+    assert publish.keys_in(root, "calibration_report") == {(1, 0), (2, 0)}
+    assert regen.damaged_partitions(root).partitions == {"1-1"}  # still to regenerate: missing now
+    assert "1-1" not in regen.fingerprints_stored(root, ROWS)
 
 
 def test_a_copied_and_a_moved_warehouse_read_their_own_files(tmp_path):

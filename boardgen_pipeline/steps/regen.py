@@ -67,10 +67,13 @@ class Damage:
         return not self.files
 
 
-def damaged_partitions(root) -> Damage:
+def damaged_partitions(root, quarantine: bool = False) -> Damage:
     """Which partitions and unpartitioned assets to regenerate because a file
     of theirs is damaged or gone (rejected batches are not published: they
-    are reported by ``boardgen verify`` but regenerate nothing here)."""
+    are reported by ``boardgen verify`` but regenerate nothing here). With
+    ``quarantine`` the damaged files are moved to ``_damaged/`` so that no
+    view or whole-dataset reader trips on them meanwhile (refresh the views
+    afterwards)."""
     root = Path(root)
     damage = Damage()
     for path, problem in publish.verify(root):
@@ -87,6 +90,8 @@ def damaged_partitions(root) -> Damage:
             continue
         damage.partitions.add(partition_key(key))
         damage.by_dataset.setdefault(dataset, set()).add(partition_key(key))
+    if quarantine:
+        publish.quarantine(root, [path for path, _ in damage.files])
     return damage
 
 

@@ -141,6 +141,29 @@ def verify(root: Path | str) -> list[tuple[Path, str]]:
     return out
 
 
+DAMAGED = "_damaged"
+
+
+def quarantine(root: Path | str, paths) -> list[Path]:
+    """Move damaged files out of the views' globs into ``<root>/_damaged/``
+    (kept for digging, like ``_rejected``), so one bad file fails no query
+    over the rest and no reader of a whole dataset (the report, the strata)
+    trips on it; its manifest entry stays, so it reads as "missing" and its
+    row is regenerated. Returns where the files went."""
+    root = Path(root)
+    moved = []
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            continue
+        target = root / DAMAGED / path.resolve().relative_to(root.resolve())
+        with datasets.storage_faults(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        moved.append(target)
+    return moved
+
+
 def intact(root: Path | str, path: Path | str) -> bool:
     """Whether ``path`` (a file of the warehouse at ``root``) exists and has the bytes written."""
     return datasets.file_problem(_base_of(Path(root), Path(path)), path) is None
