@@ -6,7 +6,9 @@ contract other tools read: they are the metrics names of SPEC 2.6.
 
 Exit codes: 0 ok; 1 user error (bad input, table violations); 2 bad command
 line (argparse, or an argument outside its domain: ``cli_args``, checked
-before any work); 3 ``calibrate`` ran but an F4 assertion failed.
+before any work); 3 ``calibrate`` ran but an F4 assertion failed; 5 a
+warehouse/storage fault (disk full, read-only file system, a path under a
+file, a damaged file found by ``verify``): one sentence, no traceback.
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ import sys
 from pathlib import Path
 
 from boardgen_pipeline.board.geometry import LayoutError
-from boardgen_pipeline.errors import TableError
+from boardgen_pipeline.errors import TableError, WarehouseError
 
 EXIT_USER_ERROR = 1
 
 
 EXIT_ASSERTION_FAILED = 3
+
+
+EXIT_STORAGE_FAULT = 5  # = steps.summary.EXIT_STORAGE (issue 14)
 
 
 class UserError(Exception):
@@ -161,13 +166,15 @@ def cmd_calibrate(args) -> int:
 
     from boardgen_pipeline.catalog import load_catalog
     from boardgen_pipeline.steps.publish_rows import publish_rows
-    from boardgen_pipeline.warehouse import datasets, views
+    from boardgen_pipeline.warehouse import datasets, publish, views
 
     # Every table, validated together (as the nightly does): the overlays need the variation table.
     catalog = load_catalog(_tables_dir(args))
     table = catalog.board_gen
     keys = _parse_rows(args.rows, table)
     root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    datasets.check_writable(root)  # a bad warehouse path fails before any row is computed
+    publish.sweep_temp_files(root)
     console = Console(width=None if sys.stdout.isatty() else 120)
     with Progress(console=console, transient=False) as progress:
         task = progress.add_task("calibrating", total=len(keys))
@@ -177,8 +184,9 @@ def cmd_calibrate(args) -> int:
     db = views.refresh_views_atomic(root)
     from boardgen_pipeline.pictures.charts import write_difficulty_chart, write_report_chart
 
-    chart = write_report_chart(root, [r.as_dict() for r in reports])
-    write_difficulty_chart(root, [r.as_dict() for r in reports])
+    with datasets.storage_faults(root):
+        chart = write_report_chart(root, [r.as_dict() for r in reports])
+        write_difficulty_chart(root, [r.as_dict() for r in reports])
     out = Table(title=f"F4 calibration, {args.samples} boards per row")
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
                 "retry", "A", "A''", "A'", "B/B'", "3BV/cell", "full logic"):
@@ -203,6 +211,24 @@ def cmd_calibrate(args) -> int:
                       + ", ".join(f"({r.key[0]},{r.key[1]})" for r in failed))
         return EXIT_ASSERTION_FAILED
     console.print("[green]all assertions hold[/]")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    from boardgen_pipeline.warehouse import datasets, publish
+
+    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    if not root.is_dir():
+        raise WarehouseError(root, "no warehouse folder here")
+    files = publish.published_files(root)
+    bad = publish.verify(root)
+    for path, problem in bad:
+        print(f"damaged: {path}: {problem}")
+    if bad:
+        print(f"{len(bad)} of {len(files)} file(s) damaged in {root}; the nightly regenerates them "
+              "(or rerun `boardgen calibrate` for their rows)", file=sys.stderr)
+        return EXIT_STORAGE_FAULT
+    print(f"ok: {len(files)} file(s) in {root} match their recorded sha256")
     return 0
 
 
@@ -241,13 +267,13 @@ def cmd_sql(args) -> int:
     the README's query works with what the project installs)."""
     import duckdb
 
-    from boardgen_pipeline.warehouse import datasets
+    from boardgen_pipeline.warehouse import datasets, views
 
     root = Path(args.warehouse) if args.warehouse else datasets.default_root()
-    db = root / datasets.DB_NAME
-    if not db.is_file():
-        raise UserError(f"no warehouse database at {db}: run `make run` (or `boardgen calibrate`) first")
-    con = duckdb.connect(str(db), read_only=True)
+    if not (root / datasets.DB_NAME).is_file():
+        raise UserError(f"no warehouse database at {root / datasets.DB_NAME}: run `make run` (or `boardgen "
+                        "calibrate`) first")
+    con = views.connect(root)  # the views read this warehouse's files, wherever it was copied or moved
     try:
         rel = con.sql(args.query)
         if rel is None:
@@ -310,6 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
     c.set_defaults(func=cmd_calibrate)
 
+    vf = sub.add_parser("verify", help="check every warehouse file against its recorded sha256")
+    vf.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    vf.set_defaults(func=cmd_verify)
+
     a = sub.add_parser("advise", help="what would make a row pass (density, cap, target)")
     a.add_argument("--row", help="row keys L,D (default: every row; searches run for failing or thin rows)")
     a.add_argument("--tables", help=TABLES_HELP)
@@ -367,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except WarehouseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_STORAGE_FAULT
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: not an error of ours
         sys.stderr.close()

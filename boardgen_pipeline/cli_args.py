@@ -138,6 +138,8 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.row_keys("row")
     elif command == "nodemap draw":
         c.seed("seed", "the adventure's master seed")
+    elif command == "verify":
+        c.directory("warehouse", must_exist=False)
     elif command == "sql":
         c.int_range("max_rows", 1, None, "rows shown in table format")
         c.directory("warehouse", must_exist=False)

@@ -53,3 +53,16 @@ class TableError(Exception):
         n = len(self.violations)
         head = f"{n} table violation{'s' if n != 1 else ''}:"
         return "\n".join([head, *(f"  - {v}" for v in self.violations)])
+
+
+class WarehouseError(Exception):
+    """A storage fault (issue 14 "Clear errors, distinct exit codes"): the
+    warehouse or the Dagster instance cannot be written or read. ``path`` is
+    the file or folder concerned, ``cause`` a few words a person can act on
+    ("disk full", "read-only file system"); ``str()`` is one sentence, which
+    the CLI and the nightly print without a traceback."""
+
+    def __init__(self, path, cause: str):
+        self.path = str(path)
+        self.cause = cause
+        super().__init__(f"storage fault at {self.path}: {cause}.")

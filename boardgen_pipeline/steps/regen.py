@@ -17,6 +17,14 @@ so the plan compares *fingerprints now* (the table on disk) with
 
 Editing one row changes one fingerprint; editing the header's spawn side
 changes them all, as it should.
+
+A *damaged* file (issue 14 "Bit rot is found": its bytes differ from the
+digest recorded when it was written, or the manifest records it and it is
+gone) counts as not stored: a row with a damaged ``boards``,
+``calibration_report`` or ``variant_overlays`` file has no stored
+fingerprint, so the sensor and the nightly regenerate exactly that row; a
+damaged node-map draws or strata file leaves the pools with no stored
+fingerprint. ``damaged_partitions`` says which, for a runner to request.
 """
 
 from __future__ import annotations
@@ -38,13 +46,72 @@ from boardgen_pipeline.steps.stratify import DATASET, FILE
 from boardgen_pipeline.warehouse import datasets, publish
 from boardgen_pipeline.warehouse.publish import stored_fingerprint
 
+ROW_FILES = ("boards", "calibration_report", "variant_overlays")
+
+
+@dataclass(frozen=True)
+class Damage:
+    """Damaged published files (``publish.verify``) by what regenerates them:
+    ``partitions``: row partition keys (``"1-0"``) with any damaged row file;
+    ``by_dataset``: the same per dataset (asset names are dataset names);
+    ``unpartitioned``: damaged datasets that are not per row
+    (``node_map_draws``, ``calibration_strata``); ``files``: ``(path, problem)``."""
+
+    partitions: set = field(default_factory=set)
+    by_dataset: dict = field(default_factory=dict)
+    unpartitioned: set = field(default_factory=set)
+    files: list = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.files
+
+
+def damaged_partitions(root, quarantine: bool = False) -> Damage:
+    """Which partitions and unpartitioned assets to regenerate because a file
+    of theirs is damaged or gone (rejected batches are not published: they
+    are reported by ``boardgen verify`` but regenerate nothing here). With
+    ``quarantine`` the damaged files are moved to ``_damaged/`` so that no
+    view or whole-dataset reader trips on them meanwhile (refresh the views
+    afterwards)."""
+    root = Path(root)
+    damage = Damage()
+    for path, problem in publish.verify(root):
+        if path.is_relative_to(publish.rejected_root(root)):
+            continue
+        damage.files.append((path, problem))
+        dataset = path.relative_to(root).parts[0]
+        if dataset in datasets.FLAT_DATASETS:
+            damage.unpartitioned.add(dataset)
+            continue
+        try:
+            key = (int(path.parent.parent.name.split("=", 1)[1]), int(path.parent.name.split("=", 1)[1]))
+        except (IndexError, ValueError):
+            continue
+        damage.partitions.add(partition_key(key))
+        damage.by_dataset.setdefault(dataset, set()).add(partition_key(key))
+    if quarantine:
+        publish.quarantine(root, [path for path, _ in damage.files])
+    return damage
+
+
+def _row_damaged(root, key: tuple[int, int]) -> bool:
+    for dataset in ROW_FILES:
+        path = datasets.partition_path(Path(root), dataset, key)
+        if (path.exists() or datasets.recorded_digest(root, path)) and not publish.intact(root, path):
+            return True
+    return False
+
 
 def fingerprints_stored(root, keys) -> dict[str, str]:
-    """What the warehouse holds for each of ``keys`` (row keys or partition keys)."""
+    """What the warehouse holds for each of ``keys`` (row keys or partition
+    keys); a row with a damaged file holds nothing."""
     out = {}
     for k in keys:
         key = row_key(k) if isinstance(k, str) else k
         fp = stored_fingerprint(root, key)
+        if fp is not None and _row_damaged(root, key):
+            fp = None
         if fp is not None:
             out[partition_key(key)] = fp
     return out
@@ -122,10 +189,17 @@ def advance(cursor_text: str | None, now: dict[str, str], stored: dict[str, str]
     return p, dump_cursor(cursor)
 
 
+DAMAGED = "damaged"  # the stored fingerprint of a damaged file: equal to no fingerprint now
+
+
 def overlay_fingerprints_stored(root, keys) -> dict[str, str]:
     out = {}
     for k in keys:
         key = row_key(k) if isinstance(k, str) else k
+        path = datasets.partition_path(Path(root), "variant_overlays", key)
+        if (path.exists() or datasets.recorded_digest(root, path)) and not publish.intact(root, path):
+            out[partition_key(key)] = DAMAGED
+            continue
         fp = stored_overlay_fingerprint(root, key)
         out[partition_key(key)] = fp if fp is not None else NO_VARIANTS
     return out
@@ -136,7 +210,7 @@ def report_fingerprints(root) -> dict[tuple[int, int], str]:
     import pyarrow.parquet as pq
 
     out = {}
-    for key in publish.keys_in(root, "calibration_report"):
+    for key in publish.intact_keys(root, "calibration_report"):
         try:
             col = pq.read_table(datasets.partition_path(Path(root), "calibration_report", key),
                                 columns=["batch_fingerprint"]).column(0)
@@ -165,6 +239,10 @@ def pools_fingerprint_stored(root) -> str | None:
     path = datasets.flat_path(Path(root), DATASET, FILE)
     if not path.exists():
         return None
+    for dataset in datasets.FLAT_DATASETS:
+        for flat in Path(root, dataset).glob("*.parquet"):
+            if not publish.intact(root, flat):
+                return None  # a damaged draws or strata file: build the pools again
     try:
         col = pq.read_table(path, columns=["inputs_fingerprint"]).column(0)
     except (KeyError, ValueError, OSError):

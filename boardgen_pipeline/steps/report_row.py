@@ -59,7 +59,7 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
         key = row_key(pk)
         try:
             record = publish.read_partition(root, "calibration_report", key)[0]
-        except (FileNotFoundError, IndexError, OSError):
+        except (IndexError, OSError, ValueError):  # missing, or unreadable (a damaged file: issue 14)
             record = None
         if record is not None and record.get("batch_fingerprint") == fp:
             out[pk] = [name for flag, name in F4_FLAGS if record.get(flag) is False]

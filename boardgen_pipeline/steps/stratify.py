@@ -210,7 +210,7 @@ def run_strata(root, catalog, samples: int, master_seed: int = 0,
 
     pools = catalog.pools or {}
     reports = {}
-    for key in sorted(publish.keys_in(root, "calibration_report")):
+    for key in sorted(publish.intact_keys(root, "calibration_report")):
         recs = publish.read_partition(root, "calibration_report", key)
         if recs:
             reports[key] = recs[0]

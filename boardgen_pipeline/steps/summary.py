@@ -17,6 +17,9 @@ from boardgen_pipeline.calibration import assertions
 from boardgen_pipeline.steps import draw_node_maps, overlay_row, stratify
 
 EXIT_OK, EXIT_TABLE, EXIT_CHECK, EXIT_RUN = 0, 1, 3, 4
+# a warehouse/storage fault (disk full, read-only, damaged file, corrupt runs.db;
+# issue 14): ``errors.WarehouseError``
+EXIT_STORAGE = 5
 
 OK, FAIL, WARN = "[green]ok[/]", "[red]FAIL[/]", "[yellow]warn[/]"
 

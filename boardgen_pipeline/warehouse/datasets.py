@@ -14,16 +14,36 @@ metadata, so the same records give the same bytes: a rerun is idempotent.
 DuckDB holds only *views* over ``read_parquet(..., hive_partitioning=true)``:
 the database file is written once, when the views are (re)created, so many
 processes can write partitions at once while readers query the views.
+
+Integrity (issue 14 "Bit rot is found"): every file written here gets its
+sha256 recorded in a manifest tree beside the datasets,
+``<root>/_manifest/<dataset>/.../part.parquet.sha256`` (``sha256sum``
+format, so ``cd _manifest/...; sha256sum -c`` works by hand too). It lives
+outside the partition folders so the views' globs and the partition layout
+are untouched, and it travels with a copied warehouse. The digest is renamed
+into place *before* the Parquet file: a crash between the two renames leaves
+a mismatch, which reads as "damaged" and gets the file regenerated, never a
+new file vouched for by nothing.
+
+Storage faults (issue 14 "Clear errors"): ``storage_faults`` turns an
+``OSError`` (disk full, read-only file system, a path under a file, ...)
+into one ``WarehouseError`` naming the path and the cause;
+``check_writable`` finds a bad warehouse path before any partition runs.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from boardgen_pipeline.errors import WarehouseError
 
 DATASETS = ("boards", "variant_overlays", "node_map_draws", "calibration_report", "calibration_strata")
 
@@ -33,6 +53,182 @@ FLAT_DATASETS = ("node_map_draws", "calibration_strata")
 
 
 DB_NAME = "boardgen.duckdb"
+
+
+MANIFEST = "_manifest"
+DIGEST_SUFFIX = ".sha256"
+TEMP_SUFFIX = ".tmp"
+
+
+# errno -> the words a person reads; the rest fall back to strerror
+CAUSES = {
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.ENOTDIR: "a parent of the path is a file, not a folder",
+    errno.EEXIST: "the path is a file, not a folder",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EIO: "input/output error (failing disk?)",
+    errno.EFBIG: "file too large for the file system or the process limit",
+}
+# DuckDB reports the same faults as text inside its own exceptions
+TEXT_CAUSES = {
+    "no space left on device": "disk full",
+    "disk quota exceeded": "disk quota exceeded",
+    "read-only file system": "read-only file system",
+    "not a directory": CAUSES[errno.ENOTDIR],
+    "permission denied": "permission denied",
+    "file too large": CAUSES[errno.EFBIG],
+}
+
+
+def warehouse_error(exc: BaseException, path) -> WarehouseError:
+    """``exc`` (an ``OSError``, or a DuckDB error carrying one as text) as one
+    ``WarehouseError`` naming ``path`` (or the path the error names) and the cause."""
+    if isinstance(exc, WarehouseError):
+        return exc
+    if isinstance(exc, OSError) and exc.errno is not None:
+        where = exc.filename or path
+        if exc.errno == errno.EEXIST and where and Path(where).exists() and not Path(where).is_dir():
+            return WarehouseError(where, CAUSES[errno.EEXIST])
+        return WarehouseError(where, CAUSES.get(exc.errno, exc.strerror or str(exc)))
+    text = str(exc).lower()
+    for needle, cause in TEXT_CAUSES.items():
+        if needle in text:
+            return WarehouseError(path, cause)
+    return WarehouseError(path, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+
+@contextmanager
+def storage_faults(path):
+    """Raise every ``OSError`` of the block as a ``WarehouseError`` about ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        raise warehouse_error(exc, path) from exc
+
+
+def check_writable(root: Path | str) -> Path:
+    """Fail early, before any partition runs, when ``root`` cannot hold a
+    warehouse: a path under a file, a read-only or full file system, no
+    permission. Creates ``root`` and writes, syncs and removes a probe file."""
+    root = Path(root)
+    with storage_faults(root):
+        for parent in [root, *root.parents]:
+            if parent.exists():
+                if not parent.is_dir():
+                    cause = CAUSES[errno.EEXIST] if parent == root else f"{parent} is a file, not a folder"
+                    raise WarehouseError(root, cause)
+                break
+        root.mkdir(parents=True, exist_ok=True)
+        probe = root / f".probe{temp_tag()}"
+        try:
+            with open(probe, "wb") as fh:
+                fh.write(b"\0" * 4096)  # a few blocks: a full disk fails here, not after a row is computed
+                fh.flush()
+                os.fsync(fh.fileno())
+        finally:
+            probe.unlink(missing_ok=True)
+    return root
+
+
+def temp_tag() -> str:
+    """The middle of a temporary file's name: the writer's pid (so the next
+    run can tell a dead writer's leftovers from a live one's) and a nonce."""
+    return f".{os.getpid()}.{uuid.uuid4().hex}{TEMP_SUFFIX}"
+
+
+def temp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}{temp_tag()}")
+
+
+def temp_pid(path: Path) -> int | None:
+    """The pid recorded in a temporary file's name, or None (an older name)."""
+    parts = Path(path).name.split(".")
+    try:
+        return int(parts[-3])
+    except (IndexError, ValueError):
+        return None
+
+
+def digest_path(root: Path | str, path: Path | str) -> Path:
+    """Where the manifest records ``path``'s digest (``path`` under ``root``)."""
+    rel = Path(path).resolve().relative_to(Path(root).resolve())
+    return Path(root) / MANIFEST / rel.parent / (rel.name + DIGEST_SUFFIX)
+
+
+def sha256_file(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def recorded_digest(root: Path | str, path: Path | str) -> str | None:
+    try:
+        text = digest_path(root, path).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text.split()[0] if text.split() else None
+
+
+def file_problem(root: Path | str, path: Path | str) -> str | None:
+    """Why a published file cannot be trusted (``"missing"``, ``"no recorded
+    digest"``, ``"digest mismatch"``, ``"unreadable: ..."``), or None when its
+    bytes are the ones written. A mismatch is read twice: a writer between
+    its two renames shows one for an instant."""
+    for attempt in range(2):
+        expected = recorded_digest(root, path)
+        if not Path(path).exists():
+            return "missing" if expected else "missing, and no recorded digest"
+        if expected is None:
+            return "no recorded digest"
+        try:
+            actual = sha256_file(path)
+        except OSError as exc:
+            return f"unreadable: {warehouse_error(exc, path).cause}"
+        if actual == expected:
+            return None
+    return "digest mismatch (the file changed after it was written)"
+
+
+def write_digest(root: Path | str, path: Path, digest: str) -> Path:
+    target = digest_path(root, path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(target)
+    try:
+        with open(tmp, "w", encoding="ascii") as fh:
+            fh.write(f"{digest}  {path.name}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def remove_digest(root: Path | str, path: Path) -> None:
+    target = digest_path(root, path)
+    target.unlink(missing_ok=True)
+    for d in target.parents:
+        if d == Path(root) / MANIFEST or not d.is_relative_to(Path(root) / MANIFEST):
+            break
+        try:
+            d.rmdir()
+        except OSError:
+            break
+
+
+def warehouse_root_of(path: Path) -> Path:
+    """The warehouse a dataset file belongs to: the folder holding its
+    dataset folder (``<root>/<dataset>/...``), else the file's folder."""
+    path = Path(path)
+    for parent in path.parents:
+        if parent.name in DATASETS:
+            return parent.parent
+    return path.parent
 
 
 def default_root() -> Path:
@@ -50,31 +246,39 @@ def partition_path(root: Path, dataset: str, key: tuple[int, int]) -> Path:
     return partition_dir(root, dataset, key) / "part.parquet"
 
 
-def write_atomic(table: pa.Table, path: Path) -> Path:
-    """Write ``table`` to ``path`` through a temporary file and a rename. A file
-    that already holds exactly these bytes is left alone (same bytes, same
-    mtime): a rerun that computes the same data rewrites nothing, so a run
-    over several assets touches only what changed (issue 13)."""
+def write_atomic(table: pa.Table, path: Path, root: Path | str | None = None) -> Path:
+    """Write ``table`` to ``path`` through a temporary file and a rename, its
+    digest recorded in ``root``'s manifest first (``root``: the warehouse the
+    file belongs to; found from the path when not given). A file that
+    already holds exactly these bytes, with their digest recorded, is left
+    alone (same bytes, same mtime): a rerun that computes the same data
+    rewrites nothing, so a run over several assets touches only what changed
+    (issue 13)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    root = Path(root) if root is not None else warehouse_root_of(path)
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf, compression="zstd", write_statistics=True, store_schema=True)
     data = buf.getvalue().to_pybytes()
-    try:
-        if path.stat().st_size == len(data) and path.read_bytes() == data:
-            return path
-    except OSError:
-        pass  # no file yet (or unreadable): write it
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    digest = hashlib.sha256(data).hexdigest()
+    with storage_faults(path):
+        try:
+            if (path.stat().st_size == len(data) and recorded_digest(root, path) == digest
+                    and path.read_bytes() == data):
+                return path
+        except OSError:
+            pass  # no file yet (or unreadable): write it
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temp_path(path)
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            write_digest(root, path, digest)
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
     return path
 
 
@@ -88,7 +292,7 @@ def records_table(records: list[dict], drop=("level_index", "node_depth"), schem
 
 def write_partition(root: Path, dataset: str, key: tuple[int, int], records: list[dict],
                     schema: pa.Schema | None = None) -> Path:
-    return write_atomic(records_table(records, schema=schema), partition_path(root, dataset, key))
+    return write_atomic(records_table(records, schema=schema), partition_path(root, dataset, key), root)
 
 
 def flat_path(root: Path, dataset: str, name: str) -> Path:
@@ -99,8 +303,9 @@ def flat_path(root: Path, dataset: str, name: str) -> Path:
 def remove_partition(root: Path, dataset: str, key: tuple[int, int]) -> None:
     """Drop a partition whose row left the table."""
     path = partition_path(root, dataset, key)
-    if path.exists():
-        path.unlink()
+    with storage_faults(path):
+        path.unlink(missing_ok=True)
+        remove_digest(root, path)
     for d in (path.parent, path.parent.parent):
         try:
             d.rmdir()

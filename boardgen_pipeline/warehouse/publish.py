@@ -19,6 +19,10 @@ the pipeline's rules on top of it:
   that opened the file before a swap keeps the previous inode, whose views
   read the same Parquet globs.
 - **Pruning**: partitions whose row left the table are removed.
+- **Integrity** (issue 14): ``verify`` names every published file whose
+  bytes differ from the digest recorded when it was written;
+  ``intact_keys`` is what a reader of a whole dataset may read;
+  ``sweep_temp_files`` removes a killed run's temporary files.
 - **Flat datasets** (``datasets.FLAT_DATASETS``: the node-map draws and the
   stratified figures, one file each for the whole table) are written with
   the same temp-and-rename (``write_flat``) and an explicit schema.
@@ -27,6 +31,7 @@ the pipeline's rules on top of it:
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -52,17 +57,123 @@ def rejected_root(root: Path | str) -> Path:
 TEMP_MAX_AGE_SECONDS = 600
 
 
-def sweep_temp(root: Path | str, dataset: str, key: tuple[int, int], max_age: float = TEMP_MAX_AGE_SECONDS) -> list[Path]:
-    """Delete temporary files a killed writer left in a partition folder (they
-    are invisible to readers: hidden names ending in ``.tmp``). Only old ones:
-    a younger one may belong to a writer still at work."""
+def _writer_gone(path: Path, max_age: float) -> bool:
+    """A temporary file whose writer is dead (the pid in its name is gone) or
+    that is older than ``max_age`` (a name without a pid, or a reused pid)."""
     import time
 
+    pid = datasets.temp_pid(Path(str(path).removesuffix(".wal")))
+    try:
+        age = time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    if age > max_age:
+        return True
+    if pid is None or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def sweep_temp(root: Path | str, dataset: str, key: tuple[int, int], max_age: float = TEMP_MAX_AGE_SECONDS) -> list[Path]:
+    """Delete temporary files a killed writer left in a partition folder (they
+    are invisible to readers: hidden names ending in ``.tmp``). Only those of
+    a dead writer or old ones: a younger one may belong to a writer at work."""
     folder = datasets.partition_dir(Path(root), dataset, key)
-    old = [p for p in folder.glob(".*.tmp") if time.time() - p.stat().st_mtime > max_age] if folder.exists() else []
+    old = [p for p in folder.glob(".*.tmp") if _writer_gone(p, max_age)] if folder.exists() else []
     for p in old:
         p.unlink(missing_ok=True)
     return old
+
+
+def sweep_temp_files(root: Path | str, max_age: float = TEMP_MAX_AGE_SECONDS) -> list[Path]:
+    """Sweep the whole warehouse (datasets, manifest, rejected batches, the
+    views database's folder) of temporary files left by killed writers (issue
+    14 "stray temp files are swept at the next run"); returns what was removed.
+    Call it at the start of a run."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    gone = [p for pattern in (".*.tmp", ".*.tmp.wal", ".probe.*.tmp") for p in root.rglob(pattern)
+            if p.is_file() and _writer_gone(p, max_age)]
+    for p in gone:
+        with datasets.storage_faults(p):
+            p.unlink(missing_ok=True)
+    return sorted(set(gone))
+
+
+def published_files(root: Path | str) -> list[Path]:
+    """Every Parquet file the warehouse publishes or keeps (datasets and
+    rejected batches), and every file its manifest names that is gone."""
+    root = Path(root)
+    out = set()
+    for base in (root, rejected_root(root)):
+        for dataset in datasets.DATASETS:
+            out.update(p for p in (base / dataset).rglob("*.parquet") if not p.name.startswith("."))
+        manifest = base / datasets.MANIFEST
+        if manifest.is_dir():
+            for d in manifest.rglob("*" + datasets.DIGEST_SUFFIX):
+                rel = d.relative_to(manifest)
+                out.add(base / rel.parent / rel.name.removesuffix(datasets.DIGEST_SUFFIX))
+    return sorted(out)
+
+
+def _base_of(root: Path, path: Path) -> Path:
+    rej = rejected_root(root)
+    return rej if path.is_relative_to(rej) else root
+
+
+def verify(root: Path | str) -> list[tuple[Path, str]]:
+    """``(path, problem)`` for every published file whose bytes are not the
+    ones written (bit rot, a truncated copy), that has no recorded digest, or
+    that the manifest names and is gone (issue 14 "Bit rot is found")."""
+    root = Path(root)
+    out = []
+    for path in published_files(root):
+        problem = datasets.file_problem(_base_of(root, path), path)
+        if problem:
+            out.append((path, problem))
+    return out
+
+
+DAMAGED = "_damaged"
+
+
+def quarantine(root: Path | str, paths) -> list[Path]:
+    """Move damaged files out of the views' globs into ``<root>/_damaged/``
+    (kept for digging, like ``_rejected``), so one bad file fails no query
+    over the rest and no reader of a whole dataset (the report, the strata)
+    trips on it; its manifest entry stays, so it reads as "missing" and its
+    row is regenerated. Returns where the files went."""
+    root = Path(root)
+    moved = []
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            continue
+        target = root / DAMAGED / path.resolve().relative_to(root.resolve())
+        with datasets.storage_faults(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        moved.append(target)
+    return moved
+
+
+def intact(root: Path | str, path: Path | str) -> bool:
+    """Whether ``path`` (a file of the warehouse at ``root``) exists and has the bytes written."""
+    return datasets.file_problem(_base_of(Path(root), Path(path)), path) is None
+
+
+def intact_keys(root: Path | str, dataset: str) -> set[tuple[int, int]]:
+    """``keys_in`` without the partitions whose file is damaged: what a
+    reader of the whole dataset (e.g. the report) may read; the others fail
+    only their own row (issue 14)."""
+    return {k for k in keys_in(root, dataset) if intact(root, datasets.partition_path(Path(root), dataset, k))}
 
 
 def _write(root: Path, dataset: str, key: tuple[int, int], records: list[dict], schema=None) -> Path:
@@ -107,12 +218,10 @@ def write_flat(root: Path | str, dataset: str, name: str, records: list[dict], s
     (``datasets.FLAT_DATASETS``), atomically, with an explicit schema."""
     path = datasets.flat_path(Path(root), dataset, name)
     if path.parent.exists():
-        import time
-
         for p in path.parent.glob(".*.tmp"):
-            if time.time() - p.stat().st_mtime > TEMP_MAX_AGE_SECONDS:
+            if _writer_gone(p, TEMP_MAX_AGE_SECONDS):
                 p.unlink(missing_ok=True)
-    return datasets.write_atomic(datasets.records_table(records, drop=(), schema=schema), path)
+    return datasets.write_atomic(datasets.records_table(records, drop=(), schema=schema), path, root)
 
 
 def read_flat(root: Path | str, dataset: str, name: str) -> list[dict] | None:

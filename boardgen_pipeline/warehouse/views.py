@@ -1,5 +1,6 @@
 """The DuckDB views over the Parquet datasets (SPEC 8 "queried through
-DuckDB", SPEC 10; issue 3 "Warehouse").
+DuckDB", SPEC 10; issue 3 "Warehouse"; issue 14 "Full disk never removes the
+views", "A warehouse can be moved and copied").
 
 The DuckDB file holds views only, over ``read_parquet`` globs of each
 dataset. It is rebuilt in a temporary file and renamed over
@@ -8,6 +9,26 @@ pipeline's writers only, so a writer never opens the live database file: a
 reader holding it cannot make a run fail, and a run cannot make a reader
 fail. A view over an empty glob cannot be bound, so only datasets with files
 get a view.
+
+**Nothing replaces a good database but a verified one.** The new file is
+checkpointed explicitly (DuckDB swallows a failed checkpoint at close and
+leaves the views in a WAL), synced, reopened read-only and checked to hold
+every view, each answering ``limit 0``; only then is it renamed into place.
+Any failure (a full disk, a read-only file system) leaves the old database
+where it was and raises one ``WarehouseError`` naming the path and the cause.
+
+**Where the views look** (docs/decisions.md, issue 14): each glob is
+``coalesce(getvariable('boardgen_root'), '<absolute root at build time>')
+|| '/<dataset>/...'``. ``connect(root)`` -- the one way the pipeline,
+``boardgen`` and the tests open the database -- sets ``boardgen_root`` to the
+folder the database file is in *now*, so a copied or moved warehouse reads
+its own files even on read-only media; a plain ``duckdb warehouse/boardgen.duckdb``
+session (no variable) falls back to the build-time path, which is right for
+the warehouse where it was built, and ``connect`` rebuilds the views of a
+writable copy so that plain sessions read the copy's files from then on.
+(DuckDB resolves a relative path against the process's working directory,
+not the database file's, so relative globs would break the documented
+``duckdb warehouse/boardgen.duckdb`` from the repo root.)
 """
 
 from __future__ import annotations
@@ -15,37 +36,54 @@ from __future__ import annotations
 import fcntl
 import glob
 import os
-import uuid
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
+from boardgen_pipeline.errors import WarehouseError
 from boardgen_pipeline.warehouse import datasets
+
+ROOT_VARIABLE = "boardgen_root"
+
+
+def _pattern(dataset: str) -> str:
+    return f"/{dataset}/*.parquet" if dataset in datasets.FLAT_DATASETS else f"/{dataset}/*/*/*.parquet"
 
 
 def glob_for(root: Path, dataset: str) -> str:
-    if dataset in datasets.FLAT_DATASETS:
-        return str(Path(root).resolve() / dataset / "*.parquet")
-    return str(Path(root).resolve() / dataset / "*" / "*" / "*.parquet")
+    """The absolute glob of a dataset's files under ``root``."""
+    return str(Path(root).resolve()) + _pattern(dataset)
+
+
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _located(root: Path, dataset: str) -> str:
+    """The SQL expression of a dataset's glob: the session's warehouse root
+    when ``connect`` set one, else the root the views were built at."""
+    return (f"coalesce(getvariable('{ROOT_VARIABLE}'), {_sql_literal(str(Path(root).resolve()))})"
+            f" || {_sql_literal(_pattern(dataset))}")
 
 
 VIEW_SQL = {
-    "boards": "select * from read_parquet('{boards}', hive_partitioning=true, union_by_name=true)",
+    "boards": "select * from read_parquet({boards}, hive_partitioning=true, union_by_name=true)",
     "board_metrics": (
-        "select * exclude (layout) from read_parquet('{boards}', hive_partitioning=true, union_by_name=true)"
+        "select * exclude (layout) from read_parquet({boards}, hive_partitioning=true, union_by_name=true)"
     ),
-    "variant_overlays": "select * from read_parquet('{variant_overlays}', hive_partitioning=true, union_by_name=true)",
-    "node_map_draws": "select * from read_parquet('{node_map_draws}', union_by_name=true)",
+    "variant_overlays": "select * from read_parquet({variant_overlays}, hive_partitioning=true, union_by_name=true)",
+    "node_map_draws": "select * from read_parquet({node_map_draws}, union_by_name=true)",
     "calibration_report": (
-        "select * from read_parquet('{calibration_report}', hive_partitioning=true, union_by_name=true)"
+        "select * from read_parquet({calibration_report}, hive_partitioning=true, union_by_name=true)"
     ),
-    "calibration_strata": "select * from read_parquet('{calibration_strata}', union_by_name=true)",
+    "calibration_strata": "select * from read_parquet({calibration_strata}, union_by_name=true)",
 }
 
 
 def refresh_views(root: Path) -> Path:
     """(Re)create the DuckDB views over whichever datasets have files: built
     in a temporary database file and renamed into place, so a reader holding
-    the database open never blocks a writer (``publish.refresh_views_atomic``)."""
+    the database open never blocks a writer (``refresh_views_atomic``)."""
     return refresh_views_atomic(root)
 
 
@@ -56,12 +94,12 @@ def view_statements(root: Path | str) -> dict[str, str]:
     """The views ``refresh_views`` would create, for the datasets
     that have files now (a view over an empty glob cannot be bound)."""
     root = Path(root)
-    globs = {name: glob_for(root, name) for name in datasets.DATASETS}
+    located = {name: _located(root, name) for name in datasets.DATASETS}
     out = {}
     for view, sql in VIEW_SQL.items():
         dataset = "boards" if view == "board_metrics" else view
-        if glob.glob(globs[dataset]):
-            out[view] = sql.format(**globs)
+        if glob.glob(glob_for(root, dataset)):
+            out[view] = sql.format(**located)
     return out
 
 
@@ -76,27 +114,114 @@ def _locked(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _verify_database(path: Path, expected: set[str]) -> None:
+    """Reopen ``path`` read-only: every expected view is there and binds."""
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        found = {r[0] for r in con.execute("select view_name from duckdb_views() where not internal").fetchall()}
+        if found != expected:
+            raise WarehouseError(path, f"the rebuilt database holds views {sorted(found)}, "
+                                       f"not {sorted(expected)} (disk full?)")
+        for view in sorted(expected):
+            con.execute(f"select * from {view} limit 0")
+    finally:
+        con.close()
+
+
 def refresh_views_atomic(root: Path | str) -> Path:
-    """Rebuild ``<root>/boardgen.duckdb`` (views only) in a temporary file and
-    rename it into place. Writers serialise on a lock file; readers never wait."""
+    """Rebuild ``<root>/boardgen.duckdb`` (views only) in a temporary file,
+    check it, and rename it into place. Writers serialise on a lock file;
+    readers never wait. Raises ``WarehouseError`` (old database untouched)
+    when the new one cannot be written completely."""
     import duckdb
 
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
     db = root / datasets.DB_NAME
-    with _locked(root / VIEWS_LOCK):
-        statements = view_statements(root)
-        tmp = root / f".{datasets.DB_NAME}.{uuid.uuid4().hex}.tmp"
-        try:
+    with datasets.storage_faults(root):
+        root.mkdir(parents=True, exist_ok=True)
+    tmp = datasets.temp_path(db)
+    wal = Path(f"{tmp}.wal")
+    try:
+        with _locked(root / VIEWS_LOCK):
+            statements = view_statements(root)
             con = duckdb.connect(str(tmp))
             try:
                 for view, sql in statements.items():
                     con.execute(f"create view {view} as {sql}")
+                con.execute("checkpoint")  # fails loudly here, where close() would swallow it
             finally:
                 con.close()
+            if wal.exists() and wal.stat().st_size:
+                raise WarehouseError(db, "the new views were not checkpointed into the database file (disk full?)")
+            _fsync(tmp)
+            _verify_database(tmp, set(statements))
             os.replace(tmp, db)
-        finally:
-            for leftover in (tmp, Path(f"{tmp}.wal")):
-                if leftover.exists():
-                    leftover.unlink()
+            _fsync(root)
+    except WarehouseError:
+        raise
+    except (OSError, duckdb.IOException) as exc:
+        raise datasets.warehouse_error(exc, db) from exc
+    except duckdb.Error as exc:
+        if not _storage_text(exc):
+            raise
+        raise datasets.warehouse_error(exc, db) from exc
+    finally:
+        for leftover in (tmp, wal):
+            try:
+                leftover.unlink(missing_ok=True)
+            except OSError:
+                pass
     return db
+
+
+def _storage_text(exc: BaseException) -> bool:
+    return any(needle in str(exc).lower() for needle in datasets.TEXT_CAUSES)
+
+
+def built_root(con) -> str | None:
+    """The root a database's views were built at (from their SQL), or None."""
+    for (sql,) in con.execute("select sql from duckdb_views() where not internal").fetchall():
+        m = re.search(rf"getvariable\('{ROOT_VARIABLE}'\), '((?:[^']|'')*)'\)", sql or "")
+        if m:
+            return m.group(1).replace("''", "'")
+    return None
+
+
+def connect(root: Path | str | None = None, read_only: bool = True):
+    """Open the warehouse's DuckDB database so that its views read the
+    Parquet files beside it, wherever the warehouse now lies (copied, moved).
+    A writable warehouse whose views were built elsewhere gets them rebuilt
+    first, so plain ``duckdb`` sessions read its own files too."""
+    import duckdb
+
+    root = Path(root) if root is not None else datasets.default_root()
+    db = root / datasets.DB_NAME
+    if not db.exists():
+        raise WarehouseError(db, "no warehouse database here (run `boardgen calibrate` or `make run` first)")
+    here = str(root.resolve())
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            moved = built_root(con) not in (None, here)
+        finally:
+            con.close()
+        if moved and os.access(root, os.W_OK):
+            try:
+                refresh_views_atomic(root)
+            except WarehouseError:
+                pass  # the session variable below still points the views here
+        con = duckdb.connect(str(db), read_only=read_only)
+        con.execute(f"set variable {ROOT_VARIABLE} = {_sql_literal(here)}")
+    except (OSError, duckdb.IOException) as exc:
+        raise datasets.warehouse_error(exc, db) from exc
+    return con
