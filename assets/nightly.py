@@ -238,6 +238,19 @@ def _shown(path) -> str:
 
 
 def main(argv=None) -> int:
+    """The nightly; a storage fault (disk full, read-only file system, a bad
+    warehouse path, a corrupt instance database) ends in one sentence, exit 5."""
+    from boardgen_pipeline.errors import WarehouseError
+    from boardgen_pipeline.steps.summary import EXIT_STORAGE
+
+    try:
+        return _main(argv)
+    except WarehouseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_STORAGE
+
+
+def _main(argv=None) -> int:
     args = parse_args(argv)
     _configure_env(args)
     wall0 = time.perf_counter()
@@ -246,7 +259,7 @@ def main(argv=None) -> int:
     console = Console(width=None if sys.stdout.isatty() else 80)  # a log file reads like an 80-column terminal
     console.print("[bold]boardgen nightly[/]: loading Dagster and the generator's compiled kernels ...")
 
-    from assets.home import ensure_dagster_home
+    from assets.home import ensure_dagster_home, fail_orphaned_runs
 
     home = ensure_dagster_home(args.dagster_home)
 
@@ -258,14 +271,20 @@ def main(argv=None) -> int:
     from assets.partitions import board_rows
     from assets.resources import settings_from_env
     from boardgen_pipeline.board.generator import warm_up
-    from boardgen_pipeline.warehouse import views
+    from boardgen_pipeline.warehouse import datasets, publish, views
 
-    warm_up()  # compile or load the kernels before the bar starts: the rate is then the generator's
     settings = settings_from_env()
+    datasets.check_writable(settings.root)  # a bad warehouse path fails here, before any row runs
+    publish.sweep_temp_files(settings.root)  # what a killed run left behind
+    warm_up()  # compile or load the kernels before the bar starts: the rate is then the generator's
     batch = uuid.uuid4().hex[:12]
     tags = {TRIGGER_TAG: TRIGGER, "boardgen/batch": batch}
 
     with dg.DagsterInstance.get() as instance:
+        orphans = fail_orphaned_runs(instance)  # runs of a killed nightly would hold the run queue forever
+        if orphans:
+            console.print(f"marked {len(orphans)} orphaned run(s) of a dead process as failed: "
+                          + ", ".join(r[:8] for r in orphans))
         t0 = time.perf_counter()
         job = dg.reconstructable(definitions.calibration_job_def)
         validate = _execute(job, instance, tags, asset_selection=VALIDATE_SELECTION)
