@@ -223,6 +223,9 @@ NODE_BORDER_JS = """(name => {
 })"""
 
 
+RED_JS = """(c => { const v = (c || '').match(/\\d+/g); return !!v && +v[0] > 150 && +v[1] < 100 && +v[2] < 100; })"""
+
+
 def _reddish(css_colour: str | None) -> bool:
     r, g, b = (int(v) for v in re.findall(r"\d+", css_colour or "")[:3]) if css_colour else (0, 0, 0)
     return r > 150 and g < 100 and b < 100
@@ -286,8 +289,11 @@ def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
                 # 1. the asset graph: the failure is visible without opening a Partitions tab
                 page.goto(f"http://127.0.0.1:{port}/asset-groups/calibration/lineage")
                 page.get_by_text("calibration_report", exact=True).last.wait_for()
-                page.wait_for_function(f"() => {NODE_BORDER_JS}('calibration_report') !== null")
-                page.screenshot(path=str(OUTPUT / "asset-graph.png"), full_page=True)
+                # the node is grey while its status loads: wait (bounded) for it to turn red
+                try:
+                    page.wait_for_function(f"() => {RED_JS}({NODE_BORDER_JS}('calibration_report'))")
+                finally:
+                    page.screenshot(path=str(OUTPUT / "asset-graph.png"), full_page=True)
                 assert _reddish(page.evaluate(f"{NODE_BORDER_JS}('calibration_report')")), "report not red"
                 assert not _reddish(page.evaluate(f"{NODE_BORDER_JS}('validated_rows')")), "a passing asset is red"
 

@@ -81,13 +81,13 @@ def test_calibrate_over_a_nightly_warehouse_leaves_no_orphan_overlays(small, tmp
     assert cli.main(["calibrate", "--tables", str(small["tables"]), "--warehouse", str(root), "--samples", "4"]) == 0
     con = duckdb.connect(str(root / datasets.DB_NAME), read_only=True)
     try:
-        orphans = con.sql("""
+        orphans = con.execute("""
             select count(*) from variant_overlays o
             where not exists (select 1 from boards b where b.level_index = o.level_index
                               and b.node_depth = o.node_depth and b.batch_fingerprint = o.batch_fingerprint)
         """).fetchone()[0]
-        boards, overlays = con.sql("select (select count(*) from boards), (select count(*) from variant_overlays)"
-                                   ).fetchone()
+        boards, overlays = con.execute("select (select count(*) from boards), (select count(*) from variant_overlays)"
+                                       ).fetchone()
     finally:
         con.close()
     assert orphans == 0
