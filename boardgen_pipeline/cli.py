@@ -360,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("sql", help="run one SQL query on the warehouse's DuckDB views (read only)",
                        description="Views: boards, board_metrics, variant_overlays, calibration_report, "
                                    "node_map_draws, calibration_strata (docs/sql.md).")
-    q.add_argument("query", help='e.g. "select * from calibration_report"')
+    q.add_argument("query", help='one SQL statement, e.g. "select * from calibration_report" (required)')
     q.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE or the repo's warehouse/)")
     q.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="output format (default: table)")

@@ -236,7 +236,6 @@ def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | Non
                 f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {SIGMA_DEPTH_SPACING} apart")
     c.seed("master_seed", "the master seed")
     c.int_range("adventures", 1, None, "adventures simulated by the node-map draws")
-    c.int_range("workers", 1, None, "partition runs at a time")
     # A bad value that came from the environment names the variable, not the option.
     for i in range(before, len(c.violations)):
         v = c.violations[i]

@@ -103,7 +103,9 @@ class RowEvidence:
         target and the worst board, in one entry."""
         if not self.looked_at:
             return {}
-        parts = [f"**{verdict}**", "```\n" + self.advice.text() + "\n```", self.histograms["inferability_chart"]]
+        # the advice as a list, not a code block: a pre block of long lines would widen the page
+        fix = "\n".join(f"- {line.strip()}" for line in self.advice.text().splitlines())
+        parts = [f"**{verdict}**", fix, self.histograms["inferability_chart"]]
         if board_png:
             parts.append(board_png)
         return {"overview": "\n\n".join(parts)}
