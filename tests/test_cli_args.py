@@ -180,11 +180,11 @@ def test_every_option_of_every_subcommand_states_its_default():
 
 
 def test_nightly_arguments_and_their_environment_defaults():
-    ok = dict(tables=None, warehouse=None, samples=None, master_seed=None, adventures=None, workers=2,
+    ok = dict(tables=None, warehouse=None, samples=None, master_seed=None, adventures=None,
               dagster_home=None)
     assert check_nightly(ok, {}) == []
-    found = check_nightly({**ok, "samples": 0, "workers": 0, "master_seed": -1}, {})
-    assert sorted(v.field for v in found) == ["--master-seed", "--samples", "--workers"]
+    found = check_nightly({**ok, "samples": 0, "adventures": 0, "master_seed": -1}, {})
+    assert sorted(v.field for v in found) == ["--adventures", "--master-seed", "--samples"]
     from_env = check_nightly(ok, {"BOARDGEN_SAMPLES": "5000", "BOARDGEN_MASTER_SEED": "x",
                                   "BOARDGEN_NODE_MAP_ADVENTURES": "0"})
     assert sorted((v.file, v.field) for v in from_env) == [
