@@ -85,11 +85,13 @@ OVERVIEW = "overview"
 
 
 def _description(outcome: outcomes.CheckOutcome) -> str:
-    """The verdict line, then, for a row a person will look at (failing or
-    thin), its overview: the advisor's fix and the pictures. The UI renders a
-    check's description as Markdown at the top of the check's page, so the
-    pictures are what a person sees first (issue 13); the verdict line alone
-    is the first paragraph (the terminal summary prints only that)."""
+    """The verdict line, then the outcome's overview when it has one (the
+    table-wide check: each failing row's fix and pictures). The UI renders an
+    unpartitioned check's latest description as Markdown at the top of the
+    check's page, so the pictures are what a person sees first (issue 13);
+    the verdict line alone is the first paragraph (the terminal prints only
+    that). A row partition's description stays one line: the Partitions pane
+    shows it as plain text."""
     overview = outcome.pictures.get(OVERVIEW)
     return f"{outcome.description}\n\n{overview}" if overview else outcome.description
 
@@ -154,7 +156,7 @@ def partition_check_events(context: dg.AssetExecutionContext, asset_key: str, by
             yield dg.AssetCheckEvaluation(
                 asset_key=key, check_name=outcome.name, passed=outcome.passed,
                 metadata=_metadata(outcome, per_row=True), severity=_severity(outcome),
-                description=_description(outcome), blocking=outcome.blocking and single, partition=partition,
+                description=outcome.description, blocking=outcome.blocking and single, partition=partition,
                 target_materialization_data=targets.get(partition))
     for outcome in extra or ():
         if outcome.name in selected:

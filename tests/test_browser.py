@@ -13,12 +13,11 @@ real browser (issue 8 "Browser test").
    opens the asset graph, where the failure must show without opening any
    Partitions tab (issue 13): ``calibration_report`` is drawn red (its
    table-wide check ``every_row_passes_f4`` failed), a passing asset is
-   not; that check's page names the failing row and assertion. Then the
-   check ``a_no_board_below_target`` of asset ``boards``, partition ``1-1``:
-   the verdict, the advisor's fix and the pictures (histogram with the
-   target, worst board) are on screen at the top of the check's detail,
-   decoded images, before any dialog is opened; the figures and the
-   failing scopes are in its metadata.
+   not. That check's page shows first, above its metadata and without a
+   click, the failing row and assertion, its verdict, the advisor's fix and
+   the pictures (histogram with the target, worst board), decoded images.
+   Then the check ``a_no_board_below_target`` of asset ``boards``,
+   partition ``1-1``: its verdict, figures and failing scopes.
 4. Screenshots go to ``test-output/browser/`` (git-ignored; override with
    ``BOARDGEN_TEST_OUTPUT``), also on failure. The server is stopped in a
    ``finally``.
@@ -297,13 +296,27 @@ def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
                 assert _reddish(page.evaluate(f"{NODE_BORDER_JS}('calibration_report')")), "report not red"
                 assert not _reddish(page.evaluate(f"{NODE_BORDER_JS}('validated_rows')")), "a passing asset is red"
 
-                # 2. the table-wide check names the failing row and assertion
+                # 2. the table-wide check: the failing row, its fix and its pictures first, decoded
                 page.goto(f"http://127.0.0.1:{port}/assets/calibration_report?view=checks&checkDetail={CHECK_EVERY_ROW}")
                 page.get_by_text(f"{FAILING} (A)").first.wait_for()
                 assert page.get_by_text("Failed").first.is_visible()
+                assert page.get_by_text(f"{len(figures['below'])} of {N} boards below target 1.0").first.is_visible()
+                assert page.get_by_text("largest mine_density that passes").first.is_visible()
+                images = page.locator("img[alt='inferability histogram'], img[alt='worst board']")
+                images.first.wait_for()
+                alts = images.evaluate_all("imgs => imgs.map(i => i.alt)")
+                assert alts == ["inferability histogram", "worst board"], alts
+                metadata_top = page.get_by_text("Metadata", exact=True).first.bounding_box()["y"]
+                for i in range(2):
+                    img = images.nth(i)
+                    page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=img.element_handle())
+                    width, height = img.evaluate("i => [i.naturalWidth, i.naturalHeight]")
+                    assert width > 100 and height > 100, (alts[i], width, height)
+                    assert img.bounding_box()["y"] < metadata_top, f"{alts[i]} is not above the metadata"
+                assert images.first.is_visible()  # the histogram is on screen without scrolling or a click
                 page.screenshot(path=str(OUTPUT / f"check-{CHECK_EVERY_ROW}.png"), full_page=True)
 
-                # 3. the failing row's check: verdict, fix and pictures first
+                # 3. the failing row's own check, one click away
                 page.goto(f"http://127.0.0.1:{port}/assets/boards?view=checks&checkDetail={CHECK}")
                 page.get_by_role("tab", name="Execution history").wait_for()  # the check's own tabs
                 page.get_by_role("tab", name="Partitions").last.click()  # the check's, not the asset's
@@ -316,34 +329,20 @@ def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
                           .filter(has=page.locator(f'[title="{FAILING}"]'))
                           .last)  # the innermost: the partition's detail pane
                 detail.get_by_text("Metadata", exact=True).wait_for()
+                page.screenshot(path=str(OUTPUT / f"check-{CHECK}-{FAILING}.png"), full_page=True)
 
                 # the row and the failure
                 assert detail.locator(f'[title="{FAILING}"]').is_visible()
                 assert detail.locator('[data-tooltip="Failed"]').first.is_visible(), "no Failed tag on the row"
-                assert detail.get_by_text(data["description"], exact=True).first.is_visible()
+                assert detail.get_by_text(data["description"], exact=True).is_visible()
                 assert data["description"] == f"{len(figures['below'])} of {N} boards below target 1.0"
-                # the advisor's fix, on screen
-                assert detail.get_by_text("row (1,1): fails").first.is_visible()
-                assert detail.get_by_text("largest mine_density that passes").first.is_visible()
-                # the pictures, decoded, on screen above the metadata table: histogram, then worst board
-                images = detail.locator("img")
-                images.first.wait_for()
-                alts = images.evaluate_all("imgs => imgs.map(i => i.alt)")
-                assert alts[:2] == ["inferability histogram", "worst board"], alts
-                metadata_top = detail.get_by_text("Metadata", exact=True).bounding_box()["y"]
-                for i in range(2):
-                    img = images.nth(i)
-                    page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=img.element_handle())
-                    width, height = img.evaluate("i => [i.naturalWidth, i.naturalHeight]")
-                    assert width > 100 and height > 100, (alts[i], width, height)
-                    assert img.bounding_box()["y"] < metadata_top, f"{alts[i]} is not above the metadata"
-                page.screenshot(path=str(OUTPUT / f"check-{CHECK}-{FAILING}.png"), full_page=True)
 
                 # its metadata, as the check recorded it: the figures in one JSON entry (no zig-zag plots)
                 table = metadata_table(detail)
                 assert table["assertion"] == "A"
                 assert table["advice_status"] == "fails"
-                for label in ("figures", "advice", "inferability_histogram", "worst_board", "failing_scopes"):
+                for label in ("figures", "advice", "inferability_histogram", "inferability_chart", "worst_board",
+                              "worst_board_picture", "failing_scopes"):
                     assert label in table, f"metadata entry {label} not shown: {sorted(table)}"
                 dialog = open_markdown(page, detail, "figures")
                 shown = _squash(dialog.inner_text())

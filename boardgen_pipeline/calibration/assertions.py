@@ -97,19 +97,6 @@ class RowEvidence:
         """The pictures A and A' both lead with: the histograms and the advice."""
         return {**self.histograms, "advice": self.advice.text()}
 
-    def overview(self, verdict: str, board_png: str | None = None) -> dict[str, str]:
-        """What a person reads first on a failing or thin row's check page
-        (issue 13): the verdict, the advisor's fix, the histogram with the
-        target and the worst board, in one entry."""
-        if not self.looked_at:
-            return {}
-        # the advice as a list, not a code block: a pre block of long lines would widen the page
-        fix = "\n".join(f"- {line.strip()}" for line in self.advice.text().splitlines())
-        parts = [f"**{verdict}**", fix, self.histograms["inferability_chart"]]
-        if board_png:
-            parts.append(board_png)
-        return {"overview": "\n\n".join(parts)}
-
     @property
     def fog(self) -> dict:
         row = self.batch.row
@@ -143,7 +130,7 @@ def assertion_a(ev: RowEvidence) -> CheckOutcome:
     if worst is not None and ev.looked_at:
         board_png = charts.png_markdown(charts.board_png(worst["layout"], ev.batch.spawn_side,
                                                          title=f"worst board, scope {worst['scope']}"), "worst board")
-    outcome.pictures = {**ev.overview(outcome.description, board_png), **ev.reading}
+    outcome.pictures = dict(ev.reading)
     if worst is not None:
         outcome.pictures["worst_board"] = drawings.draw_board(worst, ev.batch.spawn_side)
         if board_png:
@@ -190,7 +177,7 @@ def assertion_a1(ev: RowEvidence) -> CheckOutcome:
             **ev.advice_metadata,
         },
     )
-    outcome.pictures = {**ev.overview(outcome.description), **ev.reading}
+    outcome.pictures = dict(ev.reading)
     if illegal:
         outcome.pictures["first_illegal_board"] = drawings.draw_board(
             ev.by_scope[illegal[0]], ev.batch.spawn_side, title="first illegal board")

@@ -70,6 +70,62 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
     return out
 
 
+OVERVIEW_ROWS = 3  # failing rows drawn in the table-wide check (the rest are named)
+
+
+def _row_records(root, key: tuple[int, int]) -> list[dict]:
+    """The row's boards: published, else its rejected batch, else none."""
+    for base in (root, publish.rejected_root(root)):
+        try:
+            return publish.read_partition(base, "boards", key)
+        except (OSError, ValueError):
+            continue
+    return []
+
+
+def failing_row_overview(root, pk: str, names: list[str], spawn_side: int) -> str:
+    """What a person reads first about a failing row (issue 13): its verdict,
+    the advisor's fix, the inferability histogram with the target, and the
+    worst board with R0 and R∞ shaded (Markdown, PNGs inline)."""
+    from boardgen_pipeline.calibration.fingerprints import row_key
+    from boardgen_pipeline.pictures import charts
+
+    key = row_key(pk)
+    out = [f"#### row {pk}: {', '.join(names)}"]
+    try:
+        report = publish.read_partition(root, "calibration_report", key)[0]
+    except (IndexError, OSError, ValueError):
+        report = None
+    records = _row_records(root, key)
+    if report is not None:
+        target = report["inferability_target"]
+        out.append(f"**{report['below_target']} of {report['samples']} boards below target {target}, "
+                   f"{report['illegal']} illegal; p10 {report['p10']:.3f}, p50 {report['p50']:.3f}**")
+        fix = [f"- advisor: {report.get('advice_status')}, pass rate per attempt "
+               f"{report.get('pass_rate_per_attempt', 0):.3f} (needs {report.get('required_rate_per_attempt', 0):.3f})"]
+        for field, label in (("advice_density", "largest mine_density that passes"),
+                             ("advice_r0_max_cap", "smallest r0_max_cap that passes"),
+                             ("advice_target", "largest inferability_target")):
+            if field in report:
+                value = report[field]
+                fix.append(f"- {label}: {'none in the domain' if value is None else value}")
+        out.append("\n".join(fix))
+    elif records:
+        illegal = sum(1 for r in records if r.get("illegal"))
+        out.append(f"**batch rejected: {illegal} of {len(records)} boards illegal (exit least_bad)**")
+    if records:
+        target = report["inferability_target"] if report is not None else None
+        values = [r["inferability"] for r in records]
+        if target is not None:
+            png = charts.inferability_histogram_png(values, target, f"row {pk}: {len(values)} boards")
+            out.append(charts.png_markdown(png, "inferability histogram"))
+        worst = min(records, key=lambda r: (r["inferability"], r["scope"]))
+        out.append(charts.png_markdown(charts.board_png(worst["layout"], spawn_side,
+                                                        title=f"row {pk}: worst board, scope {worst['scope']}"),
+                                       "worst board"))
+    return "\n\n".join(out)
+
+
 def every_row_outcome(root, table, samples: int, master_seed: int = 0) -> CheckOutcome:
     """The table-wide F4 verdict (issue 13: one failing row turns the report red
     in the asset graph, whichever run evaluated it)."""
@@ -79,7 +135,7 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0) -> CheckO
     failing = {pk: names for pk, names in verdicts.items() if names}
     order = sorted(failing, key=row_key)
     lines = "\n".join(f"- row {pk}: {', '.join(failing[pk])}" for pk in order)
-    return CheckOutcome(
+    outcome = CheckOutcome(
         name=CHECK_EVERY_ROW,
         assertion="F4",
         passed=not failing,
@@ -91,3 +147,8 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0) -> CheckO
         metadata={"rows": len(verdicts), "failing_rows": order, "failing": {pk: failing[pk] for pk in order}},
         pictures={"failing_rows": lines or "_every row passes_"},
     )
+    shown = [pk for pk in order if failing[pk] != ["not calibrated"]][:OVERVIEW_ROWS]
+    if shown:
+        outcome.pictures["overview"] = "\n\n".join(
+            failing_row_overview(root, pk, failing[pk], table.spawn_side) for pk in shown)
+    return outcome
