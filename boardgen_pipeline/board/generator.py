@@ -36,7 +36,7 @@ import numpy as np
 from boardgen_pipeline.board import kernels
 from boardgen_pipeline.board.geometry import Board, Geometry, format_layout, neighbour_arrays
 from boardgen_pipeline.board.placement import candidate_cells
-from boardgen_pipeline.board.rng import Stream, derive_at
+from boardgen_pipeline.board.rng import Stream, derive_at, initial_state
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.tables.board_gen import (
     BoardGenRow,
@@ -179,13 +179,19 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
         # holds its board and closure
         return _output(row, spawn_side, stream, p, log.summary.tolist(), "passed", log.ran, log.ran, log.rejected,
                        ws.mines.tobytes(), ws.fog, dig_ap_cost)
+    return _not_passed(row, spawn_side, stream, p, ws, log, dig_ap_cost)
+
+
+def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws: kernels.Workspace,
+                log: kernels.AttemptLog, dig_ap_cost: int) -> Generated:
+    """No attempt passed: the exit from the attempt log (SPEC 2.5), then the
+    chosen attempt replayed from the stream state recorded at its start."""
 
     def unreachable(k):
         ws.place(int(log.state[k]), p.n, p.shave)
         return ws.unreachable(ws.numbers())
 
     exit_, chosen = choose_exit(_attempts(log, row, unreachable), p.target)
-    # replay the chosen attempt from the stream state recorded at its start
     summary = ws.replay(int(log.state[chosen.k - 1]), p.n, p.shave, p.fog).tolist()
     summary[kernels.OUT_UNREACHABLE] = chosen.unreachable_safe
     return _output(row, spawn_side, stream, p, summary, exit_, chosen.k, log.ran, log.rejected,
@@ -236,39 +242,74 @@ def _layouts(mines: np.ndarray, fog: np.ndarray, width: int, height: int) -> lis
 BATCH_CELLS = 1 << 22  # cells held per kernel call of a batch (4 MB of mines, 4 MB of fog)
 
 
+BATCH_ATTEMPTS = 1 << 18  # attempt-log rows held per kernel call of a batch (21 MB)
+
+
+# the metrics fields that vary between the passing boards of one row, in
+# metrics_record's order, and the summary column (OUT_*) each comes from
+_PER_BOARD = (("revealed", kernels.OUT_REVEALED), ("safe_count", kernels.OUT_SAFE),
+              ("revealed_core", kernels.OUT_REVEALED_CORE), ("r0_size", kernels.OUT_R0),
+              ("ring_removed", kernels.OUT_REMOVED), ("known_mines", kernels.OUT_KNOWN),
+              ("attempts_used", kernels.OUT_RAN), ("r0_cap_rejected", kernels.OUT_CAP),
+              ("unreachable_rejected", kernels.OUT_UNREACH), ("free_open_rejected", kernels.OUT_FREE),
+              ("min_safe_rejected", kernels.OUT_MINSAFE), ("chosen_attempt", kernels.OUT_RAN))
+
+
 def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_seed: int = 0,
                             dig_ap_cost: int = 1) -> list[Generated]:
     """``generate_from_row(row, spawn_side, derive_at("board_gen", s,
     master_seed), dig_ap_cost)`` for every scope ``s`` of ``scopes``, in
-    order, with the same boards and records: the boards that pass run in
-    one kernel call per chunk (no per-board kernel call); a board that does
-    not pass is redone through the per-board path, whose attempt log picks
-    its exit."""
+    order, with the same boards and records, in one kernel call per chunk
+    of scopes: the per-call cost of a kernel and most of the per-board
+    Python are paid once. A board that did not pass gets its exit from the
+    attempt log the kernel kept, as in the per-board path."""
     p = _plan(row, spawn_side)
     W, H = row.board_width, row.board_height
     ws = _WORKSPACES.get(W, H, spawn_side)
     scopes = list(scopes)
-    chunk = max(1, BATCH_CELLS // (W * H))
+    chunk = max(1, min(BATCH_CELLS // (W * H), BATCH_ATTEMPTS // row.max_gen_attempts))
+    fogless = not row.fog_region_count
+    template = None
     out: list[Generated] = []
     for start in range(0, len(scopes), chunk):
-        streams = [derive_at("board_gen", s, master_seed) for s in scopes[start : start + chunk]]
-        states = np.fromiter((s.state for s in streams), dtype=np.uint64, count=len(streams))
+        part = scopes[start : start + chunk]
+        states = np.fromiter((initial_state("board_gen", s, master_seed) for s in part), dtype=np.uint64,
+                             count=len(part))
         res = ws.run_batch(states, p.n, p.shave, row.min_safe_count, row.r0_max_cap, row.max_gen_attempts,
                            p.target, p.fog)
         summary = res.summary.tolist()
-        ends = res.state.tolist()
         layouts = _layouts(res.mines, res.fog, W, H)
-        for i, stream in enumerate(streams):
+        for i, scope in enumerate(part):
             s = summary[i]
-            if not s[kernels.OUT_PASSED]:
-                out.append(generate_from_row(row, spawn_side, stream, dig_ap_cost))
+            if not s[kernels.OUT_PASSED] or not fogless or template is None:
+                stream = Stream("board_gen", scope, master_seed, int(res.state[i]), s[kernels.OUT_SIZE])
+                if s[kernels.OUT_PASSED]:
+                    ran = s[kernels.OUT_RAN]
+                    rejected = {"r0_cap_rejected": s[kernels.OUT_CAP],
+                                "unreachable_rejected": s[kernels.OUT_UNREACH],
+                                "free_open_rejected": s[kernels.OUT_FREE], "min_safe_rejected": s[kernels.OUT_MINSAFE]}
+                    g = _output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
+                                res.fog[i], dig_ap_cost, layouts[i])
+                    if fogless:
+                        template = g.metrics
+                else:
+                    g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost)
+                out.append(g)
                 continue
-            stream.state, stream.draws = ends[i], s[kernels.OUT_SIZE]
-            rejected = {"r0_cap_rejected": s[kernels.OUT_CAP], "unreachable_rejected": s[kernels.OUT_UNREACH],
-                        "free_open_rejected": s[kernels.OUT_FREE], "min_safe_rejected": s[kernels.OUT_MINSAFE]}
-            ran = s[kernels.OUT_RAN]
-            out.append(_output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
-                               res.fog[i], dig_ap_cost, layouts[i]))
+            # a passing board of a row without fog: the record of the row's
+            # first passing board with this board's figures put in (the same
+            # keys in the same order as metrics_record gives them)
+            m = template.copy()
+            for key, col in _PER_BOARD:
+                m[key] = s[col]
+            revealed, safe = s[kernels.OUT_REVEALED], s[kernels.OUT_SAFE]
+            m["inferability"] = m["inferability_core"] = revealed / safe
+            m["safe_core"] = safe
+            m["mines_actual"] = p.n - s[kernels.OUT_REMOVED]
+            m["unreachable_safe"] = max(0, s[kernels.OUT_UNREACHABLE])
+            m["scope"] = scope
+            m["layout"] = layouts[i]
+            out.append(Generated(Board(W, H, spawn_side, res.mines[i].tobytes()), m))
     return out
 
 

@@ -792,19 +792,19 @@ def replay_board(st, draws, cand, spawn, N, W, H, shave_radius, fogp, nb, nbn, w
 @njit(cache=True, error_model="numpy")
 def run_batch(states, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
               nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
-              r0m, allowed, wcount, comp, buf, region, mark, chain, a_state, log,
+              r0m, allowed, wcount, comp, buf, region, mark, chain, b_astate, b_log,
               b_out, b_state, b_mines, b_fog):
     """``run_board`` for every stream state of ``states`` (draw counts start
     at 0): one call for a row's whole batch, so the per-call cost of a
     kernel is paid once. Board b's summary goes to ``b_out[b]`` (its last column: the draws taken),
-    the stream state after it to ``b_state[b]`` and, when it
-    passed, its mines and fog to ``b_mines[b]`` and ``b_fog[b]``; the attempt
-    log is not kept (a board that did not pass is redone by the caller
-    through the per-board path, which keeps it)."""
+    the stream state after it to ``b_state[b]``, its attempt log to
+    ``b_astate[b]`` and ``b_log[b]`` (so the caller picks the exit of a board
+    that did not pass without running it again) and, when it passed, its
+    mines and fog to ``b_mines[b]`` and ``b_fog[b]``."""
     B = states.shape[0]
     NC = W * H
     if (b_out.shape[0] < B or b_state.shape[0] < B or b_mines.shape[0] < B or b_fog.shape[0] < B
-            or b_out.shape[1] != OUT_SIZE + 1):
+            or b_astate.shape[0] < B or b_log.shape[0] < B or b_out.shape[1] != OUT_SIZE + 1):
         raise ValueError("batch output arrays do not fit the batch")
     if b_mines.shape[1] != NC or b_fog.shape[1] != NC:
         raise ValueError("batch output arrays do not match the board size")
@@ -816,7 +816,7 @@ def run_batch(states, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget,
         draws[0] = 0
         run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
                   nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
-                  r0m, allowed, wcount, comp, buf, region, mark, chain, a_state, log, out)
+                  r0m, allowed, wcount, comp, buf, region, mark, chain, b_astate[b], b_log[b], out)
         for i in range(OUT_SIZE):
             b_out[b, i] = out[i]
         b_state[b] = st[0]
@@ -855,6 +855,19 @@ class BatchResult(NamedTuple):
     state: np.ndarray  # stream state after each board
     mines: np.ndarray  # [boards, cells]: the passing attempt's mines (rows of boards that passed)
     fog: np.ndarray  # [boards, cells]: its fog
+    attempt_state: np.ndarray  # [boards, budget]: stream state at each attempt's start
+    log: np.ndarray  # [boards, budget, LOG_SIZE]: each board's attempt log
+
+    def attempts(self, b: int) -> AttemptLog:
+        """Board ``b``'s attempt log, as ``Workspace.run_attempts`` gives it."""
+        out = self.summary[b, :OUT_SIZE]
+        ran = int(out[OUT_RAN])
+        lg = self.log[b, :ran]
+        rejected = {"r0_cap_rejected": int(out[OUT_CAP]), "unreachable_rejected": int(out[OUT_UNREACH]),
+                    "free_open_rejected": int(out[OUT_FREE]), "min_safe_rejected": int(out[OUT_MINSAFE])}
+        return AttemptLog(ran, bool(out[OUT_PASSED]), rejected, int(out[OUT_KNOWN]), self.attempt_state[b, :ran],
+                          lg[:, LOG_REMOVED], lg[:, LOG_MINES], lg[:, LOG_SAFE], lg[:, LOG_R0], lg[:, LOG_UNREACH],
+                          lg[:, LOG_REVEALED], lg[:, LOG_REVEALED_CORE], lg[:, LOG_FOG], out)
 
 
 MAX_SIDE = 1024  # widest board the workspace accepts (a 128x128 benchmark board is well inside)
@@ -963,21 +976,25 @@ class Workspace:
 
     def run_batch(self, states: np.ndarray, n: int, shave_radius: int, min_safe: int, r0_cap: int, budget: int,
                   target: Fraction, fog=(0, 0)) -> BatchResult:
-        """``run_attempts`` for each stream state of ``states`` in one kernel call."""
+        """``run_attempts`` for each stream state of ``states`` in one kernel
+        call; every output array is sized from the batch and the budget."""
         check_board(self.width, self.height, 1, None, budget)
-        a_state, log = self._attempt_arrays(budget)
         boards = states.shape[0]
-        if not self._batch or self._batch[0].shape[0] < boards:
-            nc = self.width * self.height
-            self._batch = (np.zeros((boards, OUT_SIZE + 1), np.int64), np.zeros(boards, np.uint64),
-                           np.zeros((boards, nc), np.uint8), np.zeros((boards, nc), np.uint8))
-        b_out, b_state, b_mines, b_fog = self._batch
+        nc = self.width * self.height
+        b = self._batch
+        if not b or b[0].shape[0] < boards or b[4].shape[1] < budget:
+            rows, cols = max(boards, b[0].shape[0] if b else 0), max(budget, b[4].shape[1] if b else 0)
+            b = self._batch = (np.zeros((rows, OUT_SIZE + 1), np.int64), np.zeros(rows, np.uint64),
+                               np.zeros((rows, nc), np.uint8), np.zeros((rows, nc), np.uint8),
+                               np.zeros((rows, cols), np.uint64), np.zeros((rows, cols, LOG_SIZE), np.int64))
+        b_out, b_state, b_mines, b_fog, b_astate, b_log = b
         run_batch(
             np.ascontiguousarray(states, dtype=np.uint64), self.cand, self.spawn, n, self.width, self.height,
             shave_radius, min_safe, r0_cap, budget, target.numerator, target.denominator,
-            np.asarray(fog, np.int64), *self._scratch(), a_state, log, b_out, b_state, b_mines, b_fog,
+            np.asarray(fog, np.int64), *self._scratch(), b_astate, b_log, b_out, b_state, b_mines, b_fog,
         )
-        return BatchResult(b_out[:boards], b_state[:boards], b_mines[:boards], b_fog[:boards])
+        return BatchResult(b_out[:boards], b_state[:boards], b_mines[:boards], b_fog[:boards], b_astate[:boards],
+                           b_log[:boards])
 
     def replay(self, state: int, n: int, shave_radius: int, fog=(0, 0)) -> np.ndarray:
         """Replay the attempt that starts at stream state ``state`` and
