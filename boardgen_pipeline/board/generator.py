@@ -191,11 +191,37 @@ def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws:
         ws.place(int(log.state[k]), p.n, p.shave)
         return ws.unreachable(ws.numbers())
 
-    exit_, chosen = choose_exit(_attempts(log, row, unreachable), p.target)
-    summary = ws.replay(int(log.state[chosen.k - 1]), p.n, p.shave, p.fog).tolist()
-    summary[kernels.OUT_UNREACHABLE] = chosen.unreachable_safe
-    return _output(row, spawn_side, stream, p, summary, exit_, chosen.k, log.ran, log.rejected,
+    exit_, k, unreach = _choose_from_log(log, row, unreachable)
+    summary = ws.replay(int(log.state[k - 1]), p.n, p.shave, p.fog).tolist()
+    summary[kernels.OUT_UNREACHABLE] = unreach
+    return _output(row, spawn_side, stream, p, summary, exit_, k, log.ran, log.rejected,
                    ws.mines.tobytes(), ws.fog, dig_ap_cost)
+
+
+def _choose_from_log(log: kernels.AttemptLog, row: BoardGenRow, unreachable) -> tuple[str, int, int]:
+    """``choose_exit`` on an attempt log in which no attempt passed, with
+    plain integers (no Attempt records, no Fractions): ``(exit, k, the
+    chosen attempt's unreachable count)``. The tests hold it equal to
+    ``choose_exit`` over ``_attempts``."""
+    revealed = log.revealed.tolist()
+    safe = log.safe.tolist()
+    best = None
+    for k, r in enumerate(revealed):
+        # the highest inferability r / s, ties to the earliest
+        if r >= 0 and (best is None or r * safe[best] > revealed[best] * safe[k]):
+            best = k
+    if best is not None:
+        return "best_legal", best + 1, max(0, int(log.unreachable[best]))
+    r0 = log.r0.tolist()
+    unreach = log.unreachable.tolist()
+    key = []
+    for k in range(log.ran):
+        if unreach[k] < 0:
+            unreach[k] = log.unreachable[k] = unreachable(k)
+        key.append((max(0, unreach[k]), max(0, row.min_safe_count - safe[k]), max(0, r0[k] - row.r0_max_cap),
+                    int(r0[k] == safe[k]), k + 1))
+    chosen = min(key)
+    return "least_bad", chosen[-1], chosen[0]
 
 
 def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list, exit_: str, chosen: int,
