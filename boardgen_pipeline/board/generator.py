@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from boardgen_pipeline.board import kernels
-from boardgen_pipeline.board.geometry import Board, Geometry, format_layout, neighbour_arrays
+from boardgen_pipeline.board.geometry import Board, Geometry, neighbour_arrays
 from boardgen_pipeline.board.placement import candidate_cells
 from boardgen_pipeline.board.rng import Stream, derive_at, initial_state
 from boardgen_pipeline.board.solver import METRIC_VERSION
@@ -241,7 +241,7 @@ def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list
                                min(p.fog[1], 8 * (p.n - s[kernels.OUT_REMOVED])))
         budget = FogBudget(s[kernels.OUT_UNPAID], s[kernels.OUT_PAID], dig_ap_cost)
     if layout is None:
-        layout = format_layout(mines, W, H, fog_cells) if fog_cells else fast_layout(mines, W)
+        layout = _layouts(np.frombuffer(mines, np.uint8)[None], fog[None], W, H)[0] if fog_cells else fast_layout(mines, W)
     safe = s[kernels.OUT_SAFE]
     metrics = metrics_record(
         row, stream, p.n, revealed=s[kernels.OUT_REVEALED], safe=safe, revealed_core=s[kernels.OUT_REVEALED_CORE],
@@ -294,7 +294,8 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
     ws = _WORKSPACES.get(W, H, spawn_side)
     scopes = list(scopes)
     chunk = max(1, min(BATCH_CELLS // (W * H), BATCH_ATTEMPTS // row.max_gen_attempts))
-    fogless = not row.fog_region_count
+    regions = row.fog_region_count
+    cells = W * H
     template = None
     out: list[Generated] = []
     for start in range(0, len(scopes), chunk):
@@ -305,9 +306,10 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                            p.target, p.fog)
         summary = res.summary.tolist()
         layouts = _layouts(res.mines, res.fog, W, H)
+        fog_cells = _fog_cells(res.fog) if regions else None
         for i, scope in enumerate(part):
             s = summary[i]
-            if not s[kernels.OUT_PASSED] or not fogless or template is None:
+            if not s[kernels.OUT_PASSED] or template is None:
                 stream = Stream("board_gen", scope, master_seed, int(res.state[i]), s[kernels.OUT_SIZE])
                 if s[kernels.OUT_PASSED]:
                     ran = s[kernels.OUT_RAN]
@@ -316,26 +318,52 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                                 "free_open_rejected": s[kernels.OUT_FREE], "min_safe_rejected": s[kernels.OUT_MINSAFE]}
                     g = _output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
                                 res.fog[i], dig_ap_cost, layouts[i])
-                    if fogless:
-                        template = g.metrics
+                    template = g.metrics
                 else:
                     g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost)
                 out.append(g)
                 continue
-            # a passing board of a row without fog: the record of the row's
-            # first passing board with this board's figures put in (the same
-            # keys in the same order as metrics_record gives them)
+            # a passing board: the record of the row's first passing board
+            # with this board's figures put in (the same keys in the same
+            # order as metrics_record gives them, the same arithmetic)
             m = template.copy()
             for key, col in _PER_BOARD:
                 m[key] = s[col]
             revealed, safe = s[kernels.OUT_REVEALED], s[kernels.OUT_SAFE]
-            m["inferability"] = m["inferability_core"] = revealed / safe
-            m["safe_core"] = safe
+            m["inferability"] = revealed / safe
             m["mines_actual"] = p.n - s[kernels.OUT_REMOVED]
             m["unreachable_safe"] = max(0, s[kernels.OUT_UNREACHABLE])
             m["scope"] = scope
             m["layout"] = layouts[i]
-            out.append(Generated(Board(W, H, spawn_side, res.mines[i].tobytes()), m))
+            if regions:
+                fog = fog_cells[i]
+                safe_core = safe - len(fog)
+                unpaid = s[kernels.OUT_UNPAID]
+                m["inferability_core"] = s[kernels.OUT_REVEALED_CORE] / max(1, safe_core)
+                m["safe_core"] = safe_core
+                m["fog_cells"] = len(fog)
+                m["fog_ratio"] = len(fog) / cells
+                m["fog_regions_placed"] = s[kernels.OUT_PLACED]
+                m["fog_shortfall"] = regions - s[kernels.OUT_PLACED]
+                m["delta_budget_fog"] = unpaid * dig_ap_cost
+                m["fog_burden_ratio"] = unpaid / s[kernels.OUT_PAID]
+            else:
+                fog = ()
+                m["inferability_core"] = revealed / safe
+                m["safe_core"] = safe
+            out.append(Generated(Board(W, H, spawn_side, res.mines[i].tobytes(), fog), m))
+    return out
+
+
+def _fog_cells(fog: np.ndarray) -> list[tuple[int, ...]]:
+    """The fog cells of every board of a batch (rows of ``fog``), sorted."""
+    rows, cols = np.nonzero(fog)
+    ends = np.cumsum(np.bincount(rows, minlength=fog.shape[0])).tolist()
+    flat = cols.tolist()
+    out, start = [], 0
+    for end in ends:
+        out.append(tuple(flat[start:end]))
+        start = end
     return out
 
 

@@ -778,19 +778,15 @@ def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budg
         if unreach > 0:
             out[OUT_UNREACH] += 1
             continue
-        if regions > 0:
-            _, r0, revealed = measure_into(mines, fog, nfog > 0, True, spawn, W, H, nb, nbn, widen,
-                                           num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue)
-            in_fog = 0
-            for c in range(NC):
-                in_fog += rev[c] & fog[c]
-        else:
-            closure(rev, known, num, fog, False, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
-                    stack, inq, fq, queue, cmask, cm, ccnt)
-            revealed = 0
-            for c in range(NC):
-                revealed += rev[c]
-            in_fog = 0
+        # R∞ grows from R0 as flooded above: fog cells are never zeros (fog
+        # hides a number), so flooding through fog would give the same R0
+        closure(rev, known, num, fog, nfog > 0, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
+                stack, inq, fq, queue, cmask, cm, ccnt)
+        revealed = 0
+        in_fog = 0
+        for c in range(NC):
+            revealed += rev[c]
+            in_fog += rev[c] & fog[c]
         core = revealed - in_fog
         log[k, LOG_REVEALED] = revealed
         log[k, LOG_REVEALED_CORE] = core
