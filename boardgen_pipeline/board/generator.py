@@ -500,7 +500,7 @@ def rejection_counts(attempts: list[Attempt]) -> dict:
 def legality_reasons(measure, min_safe_count: int, r0_max_cap: int) -> list[str]:
     """Why a measured layout is illegal (SPEC 2.4), in the order of the
     least-bad key; empty when legal. The attempt loop applies the same gates
-    in ``kernels.run_attempts``."""
+    in ``kernels.run_board``."""
     reasons = []
     if measure.unreachable_safe > 0:
         reasons.append("unreachable")
