@@ -7,7 +7,11 @@ legal attempt - run the ``single_subset`` closure. These kernels are numba
 ``njit`` functions over flat arrays; they implement exactly the rules of
 ``rng`` (SplitMix64, rejection sampling), ``placement`` and ``solver``, and
 the tests hold them equal to those readable references on random boards and
-on the golden vectors.
+on the golden vectors. On a fog row each attempt also runs seed 001's fog
+step (``place_fog``, the twin of ``fog.place_fog``; SPEC 5) and is measured
+with fog. ``run_batch`` runs many boards of one row in one call (issue 16).
+Every array is sized from the call's arguments and checked before use, so
+no input writes out of bounds (issue 15).
 
 Constraint sets are 3x3 masks around their numbered cell (9 bits). For the
 subset rule two constraints can only be nested when their centres are at
