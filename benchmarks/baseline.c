@@ -12,7 +12,7 @@
 #include <time.h>
 #include <math.h>
 
-#define MAXC 4096
+#define MAXC 16384 /* cells: 128x128 (the shared copy has 4096, 64x64) */
 static int W, H, NC;
 static unsigned char mine[MAXC], num[MAXC], rev[MAXC], known[MAXC];
 static int nb[MAXC][8], nbn[MAXC];

@@ -1,7 +1,8 @@
 """Generator throughput against the C baseline, side by side in one run
 (issue 2 "Speed", issue 7). Not a test: it prints figures and ratios.
 
-For each preset of ../shared/bench/README.md it builds the C baseline,
+For each preset of ../shared/bench/README.md (and 128x128) it builds the C
+baseline (this repo's copy, whose array limit is raised to 128x128 cells),
 runs it, runs `boardgen bench` on the same parameters in this process, and
 prints both boards/s and the ratio. Usage:
 
@@ -21,15 +22,16 @@ from pathlib import Path
 from boardgen_pipeline.board.bench import bench
 
 REPO = Path(__file__).resolve().parent.parent
-# ../shared's baseline when the clone sits beside it, else the repo's copy of it
-BASELINE = next(p for p in (REPO.parent / "shared" / "bench" / "baseline.c", REPO / "benchmarks" / "baseline.c")
-                if p.exists())
+# the repo's copy of ../shared/bench/baseline.c: the same program with MAXC
+# raised from 4096 to 16384 cells, so that it runs the 128x128 preset
+BASELINE = REPO / "benchmarks" / "baseline.c"
 
 PRESETS = [
     # name, width, height, density, target, cap, attempts
     ("10x10 d=0.25 t=.95 cap 45", 10, 10, 0.25, 0.95, 45, 16),
     ("30x16 d=0.206 t=.85 cap 240", 30, 16, 0.206, 0.85, 240, 16),
     ("64x64 d=0.18 t=.85 cap 2048", 64, 64, 0.18, 0.85, 2048, 4),
+    ("128x128 d=0.18 t=.85 cap 8192", 128, 128, 0.18, 0.85, 8192, 4),
 ]
 
 
@@ -50,7 +52,7 @@ def main() -> None:
         print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
         rows = []
         for name, w, h, d, t, cap, att in PRESETS:
-            boards = args.boards if w * h <= 1000 else max(50, args.boards // 10)
+            boards = args.boards if w * h <= 1000 else max(50, args.boards // (10 if w * h <= 4096 else 40))
             c = max((c_baseline(exe, w, h, d, t, cap, att, boards) for _ in range(args.repeat)),
                     key=lambda r: r["boards_per_s"])
             py = max((bench(w, h, d, t, cap, att, boards) for _ in range(args.repeat)),

@@ -1,44 +1,59 @@
-"""Generator throughput on one parameter row (issue 2 "Speed"; issue 7).
+"""Generator throughput on one parameter row (issue 2 "Speed"; issues 7, 15, 16).
 
 Builds the row the C baseline of ``../shared/bench`` runs (spawn side 3,
-min_safe_count 1), warms the compiled kernels up (reported apart), then
-times ``boards`` generations on scopes ``0..boards-1``. Wall-clock time is
-only *measured* here; it never influences a board.
+min_safe_count 1), refuses parameters no board can have (ValueError before
+any kernel runs), warms the compiled kernels up before the timer starts
+(reported apart: on an empty numba cache that is the compilation), then
+times ``boards`` generations on scopes ``0..boards-1`` through the batch
+entry point the calibration uses (``generate_batch_from_row``: the same
+boards and records as the per-board API). Wall-clock time is only
+*measured* here; it never influences a board.
 """
 
 from __future__ import annotations
 
 import time
 
-from boardgen_pipeline.board.generator import generate_from_row
-from boardgen_pipeline.board.rng import derive_at
-from boardgen_pipeline.tables.board_gen import BoardGenRow
+from boardgen_pipeline.board.generator import generate_batch_from_row, warm_up
+from boardgen_pipeline.board.kernels import check_board
+from boardgen_pipeline.tables.board_gen import BoardGenRow, mines_target
+
+SPAWN_SIDE = 3
 
 
-def bench_row(width, height, density, target, cap, attempts, shave=1) -> BoardGenRow:
+def bench_row(width, height, density, target, cap, attempts, shave=1, fog_regions=0, fog_ratio=0.0) -> BoardGenRow:
+    """The row benchmarked, refused with ValueError when no board can have it."""
+    check_board(width, height, SPAWN_SIDE, None, attempts)
+    for name, v, lo in (("density", density, 0.0), ("target", target, 0.0), ("fog ratio", fog_ratio, 0.0)):
+        if not (isinstance(v, (int, float)) and lo <= v <= 1.0):
+            raise ValueError(f"{name} must be a number in [0, 1], got {v!r}")
+    for name, v in (("cap", cap), ("shave", shave), ("fog regions", fog_regions)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
+    check_board(width, height, SPAWN_SIDE, mines_target(density, width, height, SPAWN_SIDE), attempts)
     # built directly (not through the table loader): the presets exceed the
-    # cost gate on purpose (30x16 x 16 attempts = 7680 is fine; 64x64 is not)
+    # cost gate and the table's attempt domain on purpose (64x64, budget 400)
     return BoardGenRow.model_construct(
         level_index=1, node_depth=0, board_width=width, board_height=height, mine_density=density,
         inferability_target=target, solver_rules="single_subset", min_safe_count=1,
         max_gen_attempts=attempts, board_type="dungeon", shave_ring_radius=shave, r0_max_cap=cap,
-        fog_region_count=0, fog_target_ratio=0.0, reserved={},
+        fog_region_count=fog_regions, fog_target_ratio=fog_ratio, reserved={},
     )
 
 
-def bench(width, height, density, target, cap, attempts, boards, shave=1) -> dict:
-    row = bench_row(width, height, density, target, cap, attempts, shave)
+def bench(width, height, density, target, cap, attempts, boards, shave=1, fog_regions=0, fog_ratio=0.0) -> dict:
+    if isinstance(boards, bool) or not isinstance(boards, int) or boards < 1:
+        raise ValueError(f"boards must be an integer >= 1, got {boards!r}")
+    row = bench_row(width, height, density, target, cap, attempts, shave, fog_regions, fog_ratio)
     t0 = time.perf_counter()
-    generate_from_row(row, 3, derive_at("board_gen", 0))  # JIT load/compile
+    warm_up()  # every kernel compiled or loaded before the timer starts
+    generate_batch_from_row(row, SPAWN_SIDE, range(1))  # and this board size's workspace made
     warmup = time.perf_counter() - t0
-    passed = 0
-    used = 0
     t0 = time.perf_counter()
-    for scope in range(boards):
-        _, m = generate_from_row(row, 3, derive_at("board_gen", scope))
-        passed += m["exit"] == "passed"
-        used += m["attempts_used"]
+    outs = generate_batch_from_row(row, SPAWN_SIDE, range(boards))
     seconds = time.perf_counter() - t0
+    passed = sum(m["exit"] == "passed" for _, m in outs)
+    used = sum(m["attempts_used"] for _, m in outs)
     return {
         "boards": boards,
         "passed": passed,

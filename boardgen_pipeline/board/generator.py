@@ -34,11 +34,17 @@ from typing import NamedTuple
 import numpy as np
 
 from boardgen_pipeline.board import difficulty, kernels
-from boardgen_pipeline.board.geometry import Board, Geometry, format_layout, neighbour_arrays
+from boardgen_pipeline.board.geometry import Board, Geometry, neighbour_arrays
 from boardgen_pipeline.board.placement import candidate_cells
-from boardgen_pipeline.board.rng import Stream, derive_at
+from boardgen_pipeline.board.rng import Stream, derive_at, initial_state
 from boardgen_pipeline.board.solver import METRIC_VERSION
-from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable, load_board_gen_dir, mines_target
+from boardgen_pipeline.tables.board_gen import (
+    BoardGenRow,
+    BoardGenTable,
+    load_board_gen_dir,
+    mines_target,
+    round_half_up,
+)
 
 EXITS = ("passed", "best_legal", "least_bad")
 
@@ -128,42 +134,240 @@ class _Workspaces(threading.local):
 _WORKSPACES = _Workspaces()
 
 
-def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_cost: int = 1) -> Generated:
-    """Run the generate-verify loop of one row on ``stream`` (advanced in place)."""
-    if row.fog_region_count:
-        return _generate_with_fog(row, spawn_side, stream, dig_ap_cost)
-    # stage 1, parameter snapshot: N fixed first, the target as an exact fraction
+class _Plan(NamedTuple):
+    """Stage 1, the parameter snapshot of a row: N fixed first, the target
+    as an exact fraction, the shave radius, the fog rule for the kernels."""
+
+    n: int
+    target: Fraction
+    shave: int
+    fog: tuple[int, int]  # (regions, aimed cells before the 8 x mines cap)
+
+
+def _plan(row: BoardGenRow, spawn_side: int) -> _Plan:
+    """The snapshot, or ValueError for a row no kernel can run (issue 15:
+    refused before any kernel is called, whatever the caller validated)."""
     W, H = row.board_width, row.board_height
-    ws = _WORKSPACES.get(W, H, spawn_side)
+    kernels.check_board(W, H, spawn_side, None, row.max_gen_attempts)
+    for name in ("mine_density", "inferability_target", "fog_target_ratio"):
+        v = getattr(row, name)
+        if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
+            raise ValueError(f"{name} must be a number in [0, 1], got {v!r}")
+    for name in ("shave_ring_radius", "fog_region_count", "min_safe_count", "r0_max_cap"):
+        v = getattr(row, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
     n = mines_target(row.mine_density, W, H, spawn_side)
-    target = target_fraction(row.inferability_target)
-    shave = spawn_side // 2 + row.shave_ring_radius
-    # stages 2-3, place and generate-verify: compiled, up to the first pass
-    log = ws.run_attempts(stream, n, shave, row.min_safe_count, row.r0_max_cap, row.max_gen_attempts, target)
-    # stage 4, output: the exit, and the chosen attempt's board and closure
+    kernels.check_board(W, H, spawn_side, n, row.max_gen_attempts)
+    aim = round_half_up(row.fog_target_ratio * W * H) if row.fog_region_count else 0
+    return _Plan(n, target_fraction(row.inferability_target), spawn_side // 2 + row.shave_ring_radius,
+                 (row.fog_region_count, aim))
+
+
+def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_cost: int = 1) -> Generated:
+    """Run the generate-verify loop of one row on ``stream`` (advanced in place).
+
+    Stages 2-3 (place, generate-verify; with fog, seed 001's fog step in
+    every attempt) run compiled up to the first pass; stage 4 picks the exit
+    and builds the board and its metrics record."""
+    p = _plan(row, spawn_side)
+    ws = _WORKSPACES.get(row.board_width, row.board_height, spawn_side)
+    log = ws.run_attempts(stream, p.n, p.shave, row.min_safe_count, row.r0_max_cap, row.max_gen_attempts,
+                          p.target, p.fog)
     if log.passed:
         # the common case: the last attempt passed, and the workspace still
         # holds its board and closure
-        exit_, k = "passed", log.ran - 1
-        revealed, safe, r0, known = int(log.revealed[k]), int(log.safe[k]), int(log.r0[k]), log.known
-    else:
-        def unreachable(k):
-            ws.place(int(log.state[k]), n, shave)
-            return ws.unreachable(ws.numbers())
+        return _output(row, spawn_side, stream, p, log.summary.tolist(), "passed", log.ran, log.ran, log.rejected,
+                       ws.mines.tobytes(), ws.fog, dig_ap_cost)
+    return _not_passed(row, spawn_side, stream, p, ws, log, dig_ap_cost)
 
-        exit_, chosen = choose_exit(_attempts(log, row, unreachable), target)
-        k = chosen.k - 1
-        # replay the chosen attempt from the stream state recorded at its start
-        ws.place(int(log.state[k]), n, shave)
-        safe, r0, revealed = ws.measure()
-        known = int(ws.known.sum())
-    mines = ws.mines.tobytes()
+
+def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws: kernels.Workspace,
+                log: kernels.AttemptLog, dig_ap_cost: int) -> Generated:
+    """No attempt passed: the exit from the attempt log (SPEC 2.5), then the
+    chosen attempt replayed from the stream state recorded at its start."""
+
+    def unreachable(k):
+        ws.place(int(log.state[k]), p.n, p.shave)
+        return ws.unreachable(ws.numbers())
+
+    exit_, k, unreach = _choose_from_log(log, row, unreachable)
+    summary = ws.replay(int(log.state[k - 1]), p.n, p.shave, p.fog).tolist()
+    summary[kernels.OUT_UNREACHABLE] = unreach
+    return _output(row, spawn_side, stream, p, summary, exit_, k, log.ran, log.rejected,
+                   ws.mines.tobytes(), ws.fog, dig_ap_cost)
+
+
+def _choose_from_log(log: kernels.AttemptLog, row: BoardGenRow, unreachable) -> tuple[str, int, int]:
+    """``choose_exit`` on an attempt log in which no attempt passed, with
+    plain integers (no Attempt records, no Fractions): ``(exit, k, the
+    chosen attempt's unreachable count)``. The tests hold it equal to
+    ``choose_exit`` over ``_attempts``."""
+    revealed = log.revealed.tolist()
+    safe = log.safe.tolist()
+    best = None
+    for k, r in enumerate(revealed):
+        # the highest inferability r / s, ties to the earliest
+        if r >= 0 and (best is None or r * safe[best] > revealed[best] * safe[k]):
+            best = k
+    if best is not None:
+        return "best_legal", best + 1, max(0, int(log.unreachable[best]))
+    r0 = log.r0.tolist()
+    unreach = log.unreachable.tolist()
+    key = []
+    for k in range(log.ran):
+        if unreach[k] < 0:
+            unreach[k] = log.unreachable[k] = unreachable(k)
+        key.append((max(0, unreach[k]), max(0, row.min_safe_count - safe[k]), max(0, r0[k] - row.r0_max_cap),
+                    int(r0[k] == safe[k]), k + 1))
+    chosen = min(key)
+    return "least_bad", chosen[-1], chosen[0]
+
+
+def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list, exit_: str, chosen: int,
+            attempts_used: int, rejections: dict, mines: bytes, fog: np.ndarray, dig_ap_cost: int,
+            layout: str | None = None) -> Generated:
+    """Stage 4: the board and its metrics record from a kernel summary ``s``
+    (OUT_*) of the chosen attempt."""
+    W, H = row.board_width, row.board_height
+    fog_result = budget = None
+    fog_cells: tuple[int, ...] = ()
+    if row.fog_region_count:
+        from boardgen_pipeline.board.fog import FogBudget, FogResult
+
+        fog_cells = tuple(np.flatnonzero(fog).tolist())
+        regions = row.fog_region_count
+        fog_result = FogResult(fog_cells, s[kernels.OUT_PLACED], regions - s[kernels.OUT_PLACED],
+                               min(p.fog[1], 8 * (p.n - s[kernels.OUT_REMOVED])))
+        budget = FogBudget(s[kernels.OUT_UNPAID], s[kernels.OUT_PAID], dig_ap_cost)
+    if layout is None:
+        layout = _layouts(np.frombuffer(mines, np.uint8)[None], fog[None], W, H)[0] if fog_cells else fast_layout(mines, W)
+    safe = s[kernels.OUT_SAFE]
     metrics = metrics_record(
-        row, stream, n, revealed=revealed, safe=safe, revealed_core=revealed, safe_core=safe, r0=r0,
-        removed=int(log.removed[k]), unreachable=max(0, int(log.unreachable[k])), known=known,
-        attempts_used=log.ran, rejections=log.rejected, chosen=k + 1, exit_=exit_, layout=fast_layout(mines, W))
-    board = Board(W, H, spawn_side, mines)
+        row, stream, p.n, revealed=s[kernels.OUT_REVEALED], safe=safe, revealed_core=s[kernels.OUT_REVEALED_CORE],
+        safe_core=safe - len(fog_cells), r0=s[kernels.OUT_R0], removed=s[kernels.OUT_REMOVED],
+        unreachable=max(0, s[kernels.OUT_UNREACHABLE]), known=s[kernels.OUT_KNOWN], attempts_used=attempts_used,
+        rejections=rejections, chosen=chosen, exit_=exit_, layout=layout, fog=fog_result, budget=budget)
+    board = Board(W, H, spawn_side, mines, fog_cells)
     return Generated(board, {**metrics, **difficulty.figures(board)})
+
+
+_LAYOUT_LUT = np.frombuffer(b".*f", dtype=np.uint8)
+
+
+def _layouts(mines: np.ndarray, fog: np.ndarray, width: int, height: int) -> list[str]:
+    """``format_layout`` of every board of a batch (rows of ``mines`` and
+    ``fog``) in one numpy pass."""
+    boards = mines.shape[0]
+    grid = np.full((boards, height, width + 1), ord("/"), dtype=np.uint8)
+    grid[:, :, :width] = _LAYOUT_LUT[mines + 2 * fog].reshape(boards, height, width)
+    text = grid.tobytes().decode("ascii")
+    step = height * (width + 1)
+    return [text[i : i + step - 1] for i in range(0, boards * step, step)]
+
+
+BATCH_CELLS = 1 << 22  # cells held per kernel call of a batch (4 MB of mines, 4 MB of fog)
+
+
+BATCH_ATTEMPTS = 1 << 18  # attempt-log rows held per kernel call of a batch (21 MB)
+
+
+# the metrics fields that vary between the passing boards of one row, in
+# metrics_record's order, and the summary column (OUT_*) each comes from
+_PER_BOARD = (("revealed", kernels.OUT_REVEALED), ("safe_count", kernels.OUT_SAFE),
+              ("revealed_core", kernels.OUT_REVEALED_CORE), ("r0_size", kernels.OUT_R0),
+              ("ring_removed", kernels.OUT_REMOVED), ("known_mines", kernels.OUT_KNOWN),
+              ("attempts_used", kernels.OUT_RAN), ("r0_cap_rejected", kernels.OUT_CAP),
+              ("unreachable_rejected", kernels.OUT_UNREACH), ("free_open_rejected", kernels.OUT_FREE),
+              ("min_safe_rejected", kernels.OUT_MINSAFE), ("chosen_attempt", kernels.OUT_RAN))
+
+
+def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_seed: int = 0,
+                            dig_ap_cost: int = 1) -> list[Generated]:
+    """``generate_from_row(row, spawn_side, derive_at("board_gen", s,
+    master_seed), dig_ap_cost)`` for every scope ``s`` of ``scopes``, in
+    order, with the same boards and records, in one kernel call per chunk
+    of scopes: the per-call cost of a kernel and most of the per-board
+    Python are paid once. A board that did not pass gets its exit from the
+    attempt log the kernel kept, as in the per-board path."""
+    p = _plan(row, spawn_side)
+    W, H = row.board_width, row.board_height
+    ws = _WORKSPACES.get(W, H, spawn_side)
+    scopes = list(scopes)
+    chunk = max(1, min(BATCH_CELLS // (W * H), BATCH_ATTEMPTS // row.max_gen_attempts))
+    regions = row.fog_region_count
+    cells = W * H
+    template = None
+    out: list[Generated] = []
+    for start in range(0, len(scopes), chunk):
+        part = scopes[start : start + chunk]
+        states = np.fromiter((initial_state("board_gen", s, master_seed) for s in part), dtype=np.uint64,
+                             count=len(part))
+        res = ws.run_batch(states, p.n, p.shave, row.min_safe_count, row.r0_max_cap, row.max_gen_attempts,
+                           p.target, p.fog)
+        summary = res.summary.tolist()
+        layouts = _layouts(res.mines, res.fog, W, H)
+        fog_cells = _fog_cells(res.fog) if regions else None
+        for i, scope in enumerate(part):
+            s = summary[i]
+            if not s[kernels.OUT_PASSED] or template is None:
+                stream = Stream("board_gen", scope, master_seed, int(res.state[i]), s[kernels.OUT_SIZE])
+                if s[kernels.OUT_PASSED]:
+                    ran = s[kernels.OUT_RAN]
+                    rejected = {"r0_cap_rejected": s[kernels.OUT_CAP],
+                                "unreachable_rejected": s[kernels.OUT_UNREACH],
+                                "free_open_rejected": s[kernels.OUT_FREE], "min_safe_rejected": s[kernels.OUT_MINSAFE]}
+                    g = _output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
+                                res.fog[i], dig_ap_cost, layouts[i])
+                    template = g.metrics
+                else:
+                    g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost)
+                out.append(g)
+                continue
+            # a passing board: the record of the row's first passing board
+            # with this board's figures put in (the same keys in the same
+            # order as metrics_record gives them, the same arithmetic)
+            m = template.copy()
+            for key, col in _PER_BOARD:
+                m[key] = s[col]
+            revealed, safe = s[kernels.OUT_REVEALED], s[kernels.OUT_SAFE]
+            m["inferability"] = revealed / safe
+            m["mines_actual"] = p.n - s[kernels.OUT_REMOVED]
+            m["unreachable_safe"] = max(0, s[kernels.OUT_UNREACHABLE])
+            m["scope"] = scope
+            m["layout"] = layouts[i]
+            if regions:
+                fog = fog_cells[i]
+                safe_core = safe - len(fog)
+                unpaid = s[kernels.OUT_UNPAID]
+                m["inferability_core"] = s[kernels.OUT_REVEALED_CORE] / max(1, safe_core)
+                m["safe_core"] = safe_core
+                m["fog_cells"] = len(fog)
+                m["fog_ratio"] = len(fog) / cells
+                m["fog_regions_placed"] = s[kernels.OUT_PLACED]
+                m["fog_shortfall"] = regions - s[kernels.OUT_PLACED]
+                m["delta_budget_fog"] = unpaid * dig_ap_cost
+                m["fog_burden_ratio"] = unpaid / s[kernels.OUT_PAID]
+            else:
+                fog = ()
+                m["inferability_core"] = revealed / safe
+                m["safe_core"] = safe
+            board = Board(W, H, spawn_side, res.mines[i].tobytes(), fog)
+            m.update(difficulty.figures(board))  # the template's keys, this board's difficulty figures
+            out.append(Generated(board, m))
+    return out
+
+
+def _fog_cells(fog: np.ndarray) -> list[tuple[int, ...]]:
+    """The fog cells of every board of a batch (rows of ``fog``), sorted."""
+    rows, cols = np.nonzero(fog)
+    ends = np.cumsum(np.bincount(rows, minlength=fog.shape[0])).tolist()
+    flat = cols.tolist()
+    out, start = [], 0
+    for end in ends:
+        out.append(tuple(flat[start:end]))
+        start = end
+    return out
 
 
 def metrics_record(row: BoardGenRow, stream: Stream, n: int, *, revealed: int, safe: int, revealed_core: int,
@@ -227,7 +431,9 @@ def fast_layout(mines: bytes, width: int) -> str:
 def _attempts(log: kernels.AttemptLog, row: BoardGenRow, unreachable=None) -> list[Attempt]:
     """The attempt records of a kernel run. ``unreachable(k)`` supplies the
     unreachable count the kernel skipped (-1: an earlier gate rejected the
-    attempt); it is only needed to rank attempts for the least-bad exit."""
+    attempt); it is only needed to rank attempts for the least-bad exit.
+    On a fog row every attempt also carries its core figures (seed 001 F5)."""
+    fog = bool(row.fog_region_count)
     if unreachable is not None and not (log.revealed >= 0).any():
         for k in range(log.ran):
             if log.unreachable[k] < 0:
@@ -244,6 +450,8 @@ def _attempts(log: kernels.AttemptLog, row: BoardGenRow, unreachable=None) -> li
             min_safe_gap=max(0, row.min_safe_count - int(log.safe[k])),
             cap_excess=max(0, int(log.r0[k]) - row.r0_max_cap),
             free_open=int(log.r0[k]) == int(log.safe[k]),
+            revealed_core=(None if log.revealed[k] < 0 else int(log.revealed_core[k])) if fog else None,
+            safe_core=int(log.safe[k]) - int(log.fog[k]) if fog else None,
         )
         for k in range(log.ran)
     ]
@@ -295,7 +503,7 @@ def rejection_counts(attempts: list[Attempt]) -> dict:
 def legality_reasons(measure, min_safe_count: int, r0_max_cap: int) -> list[str]:
     """Why a measured layout is illegal (SPEC 2.4), in the order of the
     least-bad key; empty when legal. The attempt loop applies the same gates
-    in ``kernels.run_attempts``."""
+    in ``kernels.run_board``."""
     reasons = []
     if measure.unreachable_safe > 0:
         reasons.append("unreachable")
@@ -308,74 +516,16 @@ def legality_reasons(measure, min_safe_count: int, r0_max_cap: int) -> list[str]
     return reasons
 
 
-def _generate_with_fog(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_cost: int) -> Generated:
-    """The attempt loop for rows with fog (SPEC 5): every attempt places its
-    mines, then its fog from the same stream, then checks legality and
-    measures with fog. Runs in Python around the compiled kernels."""
-    from boardgen_pipeline.board.fog import fog_budget, place_fog
-
-    W, H = row.board_width, row.board_height
-    ws = _WORKSPACES.get(W, H, spawn_side)
-    n = mines_target(row.mine_density, W, H, spawn_side)
-    target = target_fraction(row.inferability_target)
-    shave = spawn_side // 2 + row.shave_ring_radius
-    attempts: list[Attempt] = []
-    layouts: list[tuple[bytes, object]] = []
-    for k in range(1, row.max_gen_attempts + 1):
-        # place the mines, then the fog, from the one stream
-        removed, stream.state, stream.draws = ws.place(stream.state, n, shave, stream.draws)
-        safe = ws.numbers()
-        ws.fog[:] = 0
-        r0 = ws.flood_r0()
-        r0_cells = np.flatnonzero(ws.rev).tolist()
-        unreach = ws.unreachable(safe)
-        mines = ws.mines.tobytes()
-        fog = place_fog(stream, mines, ws.num.tolist(), r0_cells, W, H, row.fog_region_count, row.fog_target_ratio)
-        # legality before quality: an illegal attempt is never measured
-        legal = unreach == 0 and safe >= row.min_safe_count and r0 != safe and r0 <= row.r0_max_cap
-        revealed = revealed_core = None
-        if legal:
-            ws.fog[list(fog.cells)] = 1
-            _, _, revealed = ws.measure(ws.mines, ws.fog)
-            revealed_core = revealed - int((ws.rev & ws.fog).sum())
-        a = Attempt(k, removed, n - removed, safe, r0, unreach, revealed,
-                    max(0, row.min_safe_count - safe), max(0, r0 - row.r0_max_cap), r0 == safe,
-                    revealed_core, safe - len(fog.cells))
-        attempts.append(a)
-        layouts.append((mines, fog))
-        if a.passes(target):
-            break
-    exit_, chosen = choose_exit(attempts, target)
-    mines, fog = layouts[chosen.k - 1]
-    m = np.frombuffer(mines, dtype=np.uint8).copy()
-    f = np.zeros(W * H, np.uint8)
-    f[list(fog.cells)] = 1
-    safe, r0, revealed = ws.measure(m, f)
-    revealed_core = revealed - int((ws.rev & f).sum())
-    safe_core = safe - len(fog.cells)
-    known = int(ws.known.sum())
-    numbers = ws.num.tolist()
-    # the fog budget reads R0 as the player opens it, through no fog
-    ws.fog[:] = 0
-    ws.flood_r0()
-    budget = fog_budget(mines, numbers, np.flatnonzero(ws.rev).tolist(), fog.cells, W, H, dig_ap_cost)
-    board = Board(W, H, spawn_side, mines, fog.cells)
-    metrics = metrics_record(
-        row, stream, n, revealed=revealed, safe=safe, revealed_core=revealed_core, safe_core=safe_core, r0=r0,
-        removed=chosen.ring_removed, unreachable=chosen.unreachable_safe, known=known,
-        attempts_used=len(attempts), rejections=rejection_counts(attempts), chosen=chosen.k, exit_=exit_,
-        layout=format_layout(mines, W, H, fog.cells), fog=fog, budget=budget)
-    return Generated(board, {**metrics, **difficulty.figures(board)})
-
-
 def warm_up() -> None:
     """Compile (or load from numba's on-disk cache) every kernel the
-    generator uses: the attempt loop, the fog path, the replay and the
-    measure. Calling it once before starting worker processes lets them load
+    generator uses: the attempt loop (per board and batched, with and
+    without fog), the replay and the measure. Calling it once before starting worker processes lets them load
     the cache instead of compiling side by side."""
     base = dict(level_index=1, node_depth=0, board_width=8, board_height=8, mine_density=0.2,
                 inferability_target=0.85, min_safe_count=1, board_type="dungeon", shave_ring_radius=1,
                 r0_max_cap=32)
     for extra in ({"max_gen_attempts": 2}, {"max_gen_attempts": 1, "r0_max_cap": 9},
                   {"max_gen_attempts": 1, "fog_region_count": 1, "fog_target_ratio": 0.05}):
-        generate_from_row(BoardGenRow(**{**base, **extra}), 3, derive_at("board_gen", 0))
+        row = BoardGenRow(**{**base, **extra})
+        generate_from_row(row, 3, derive_at("board_gen", 0))
+        generate_batch_from_row(row, 3, range(2))

@@ -7,7 +7,11 @@ legal attempt - run the ``single_subset`` closure. These kernels are numba
 ``njit`` functions over flat arrays; they implement exactly the rules of
 ``rng`` (SplitMix64, rejection sampling), ``placement`` and ``solver``, and
 the tests hold them equal to those readable references on random boards and
-on the golden vectors.
+on the golden vectors. On a fog row each attempt also runs seed 001's fog
+step (``place_fog``, the twin of ``fog.place_fog``; SPEC 5) and is measured
+with fog. ``run_batch`` runs many boards of one row in one call (issue 16).
+Every array is sized from the call's arguments and checked before use, so
+no input writes out of bounds (issue 15).
 
 Constraint sets are 3x3 masks around their numbered cell (9 bits). For the
 subset rule two constraints can only be nested when their centres are at
@@ -192,6 +196,7 @@ def flood(start, ns, rev, num, fog, nb, nbn, queue):
 
 @njit(cache=True, error_model="numpy")
 def unreachable_safe(mines, nb, nbn, centre, safe, seen, queue):
+    """Safe cells not 8-connected through safe cells to ``centre`` (BFS)."""
     seen[:] = 0
     seen[centre] = 1
     queue[0] = centre
@@ -209,21 +214,75 @@ def unreachable_safe(mines, nb, nbn, centre, safe, seen, queue):
     return safe - qt
 
 
+_ONE = uint64(1)
+
+
+@njit(cache=True, error_model="numpy")
+def unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows):
+    """``unreachable_safe``, on boards at most 64 wide with one machine word
+    a row: the reached set grows row by row (a row takes what its own and
+    the two adjacent rows reach, widened by one column, within its safe
+    cells) in down and up sweeps until a sweep changes nothing. The same
+    count as the BFS, a few word operations a row instead of 8 loads a cell."""
+    if W > 64 or rows.shape[0] < 2 * H:
+        return unreachable_safe(mines, nb, nbn, centre, safe, seen, queue)
+    for y in range(H):
+        m = uint64(0)
+        for x in range(W):
+            if mines[y * W + x] == 0:
+                m |= _ONE << uint64(x)
+        rows[y] = m
+        rows[H + y] = 0
+    rows[H + centre // W] = _ONE << uint64(centre % W)
+    changed = True
+    while changed:
+        changed = False
+        for step in range(2 * H):
+            y = step if step < H else 2 * H - 1 - step
+            src = rows[H + y]
+            if y > 0:
+                src |= rows[H + y - 1]
+            if y < H - 1:
+                src |= rows[H + y + 1]
+            if src == 0:
+                continue
+            sm = rows[y]
+            new = sm & (src | (src << _ONE) | (src >> _ONE))
+            while True:
+                nxt = sm & (new | (new << _ONE) | (new >> _ONE))
+                if nxt == new:
+                    break
+                new = nxt
+            if new != rows[H + y]:
+                rows[H + y] = new
+                changed = True
+    reached = 0
+    for y in range(H):
+        v = rows[H + y]
+        while v:
+            v &= v - _ONE
+            reached += 1
+    return safe - reached
+
+
 @njit(cache=True, inline="always", error_model="numpy")
-def _touch(c, rev, num, fog, W, H, stack, sp, inq):
+def _touch(c, rev, num, fog, nb, nbn, stack, sp, inq):
     """Every revealed numbered cell within distance 1 of ``c`` (and ``c``
     itself) has a changed constraint: mark it stale (bit 2) and queue it
-    (bit 1) unless it is queued already."""
-    x = c % W
-    y = c // W
-    for yy in range(max(0, y - 1), min(H, y + 2)):
-        for xx in range(max(0, x - 1), min(W, x + 2)):
-            n = yy * W + xx
-            if rev[n] == 1 and num[n] > 0 and fog[n] == 0:
-                if inq[n] & 1 == 0:
-                    stack[sp] = n
-                    sp += 1
-                inq[n] |= 3
+    (bit 1) unless it is queued already. (Read through the neighbour table:
+    no division by the width on the closure's hottest path.)"""
+    if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
+        if inq[c] & 1 == 0:
+            stack[sp] = c
+            sp += 1
+        inq[c] |= 3
+    for k in range(nbn[c]):
+        n = nb[c, k]
+        if rev[n] == 1 and num[n] > 0 and fog[n] == 0:
+            if inq[n] & 1 == 0:
+                stack[sp] = n
+                sp += 1
+            inq[n] |= 3
     return sp
 
 
@@ -241,7 +300,7 @@ def _reveal(c, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq):
     while qh < qt:
         v = fq[qh]
         qh += 1
-        sp = _touch(v, rev, num, fog, W, H, stack, sp, inq)
+        sp = _touch(v, rev, num, fog, nb, nbn, stack, sp, inq)
         chain = num[v] == 0 and fog[v] == 0
         for k in range(nbn[v]):
             n = nb[v, k]
@@ -253,14 +312,28 @@ def _reveal(c, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _constraint(c, rev, known, num, W, H):
+def _constraint(c, rev, known, num, W, H, nb, nbn):
     """``(mask, m, count)`` of numbered cell ``c``: its unknown neighbours as a
-    3x3 mask, the mines still to find among them, and how many there are."""
-    x = c % W
-    y = c // W
+    3x3 mask, the mines still to find among them, and how many there are.
+    On a board at least 3 wide a neighbour's row offset follows from its
+    index offset alone (-1 below -1, +1 above +1), so the mask is read
+    through the neighbour table without dividing by the width."""
     mask = 0
     cnt = 0
     m = num[c]
+    if W >= 3:
+        for k in range(nbn[c]):
+            n = nb[c, k]
+            if known[n] == 1:
+                m -= 1
+            elif rev[n] == 0:
+                d = n - c
+                dy = 1 if d > 1 else (-1 if d < -1 else 0)
+                mask |= 1 << ((dy + 1) * 3 + (d - dy * W) + 1)
+                cnt += 1
+        return mask, m, cnt
+    x = c % W
+    y = c // W
     for dy in range(-1, 2):
         yy = y + dy
         if yy < 0 or yy >= H:
@@ -278,18 +351,6 @@ def _constraint(c, rev, known, num, W, H):
     return mask, m, cnt
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _cached(c, rev, known, num, W, H, inq, cmask, cm, ccnt):
-    """The constraint of ``c``, recomputed only when stale."""
-    if inq[c] & 2:
-        ma, m, cnt = _constraint(c, rev, known, num, W, H)
-        cmask[c] = ma
-        cm[c] = m
-        ccnt[c] = cnt
-        inq[c] &= 1
-    return cmask[c], cm[c], ccnt[c]
-
-
 @njit(cache=True, error_model="numpy")
 def _apply(diff, safe, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq):
     """Apply a deduction to the cells of a 49-bit window mask centred on
@@ -301,7 +362,7 @@ def _apply(diff, safe, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp,
                 sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
             elif known[n] == 0:
                 known[n] = 1
-                sp = _touch(n, rev, num, fog, W, H, stack, sp, inq)
+                sp = _touch(n, rev, num, fog, nb, nbn, stack, sp, inq)
     return sp
 
 
@@ -324,7 +385,18 @@ def _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, part
         b = yy * W + xx
         if rev[b] == 0 or num[b] == 0 or fog[b] == 1:
             continue
-        mb, m2, cnt2 = _cached(b, rev, known, num, W, H, inq, cmask, cm, ccnt)
+        # the constraint of b, recomputed only when stale (written out here:
+        # numba's inlining of a helper returning it cost ~0.2 µs a call)
+        if inq[b] & 2:
+            mb, m2, cnt2 = _constraint(b, rev, known, num, W, H, nb, nbn)
+            cmask[b] = mb
+            cm[b] = m2
+            ccnt[b] = cnt2
+            inq[b] &= 1
+        else:
+            mb = cmask[b]
+            m2 = cm[b]
+            cnt2 = ccnt[b]
         if cnt2 == 0 or cnt2 == cnt:
             continue  # equal sizes: neither can be a proper subset
         s = oy * 7 + ox
@@ -391,7 +463,16 @@ def closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, par
             if inq[c] & 1:
                 continue  # changed again: it is back in the first list
             single_only = False
-        ma, m, cnt = _cached(c, rev, known, num, W, H, inq, cmask, cm, ccnt)
+        if inq[c] & 2:  # the cached constraint is stale
+            ma, m, cnt = _constraint(c, rev, known, num, W, H, nb, nbn)
+            cmask[c] = ma
+            cm[c] = m
+            ccnt[c] = cnt
+            inq[c] &= 1
+        else:
+            ma = cmask[c]
+            m = cm[c]
+            cnt = ccnt[c]
         if cnt == 0:
             continue
         if m == 0 or m == cnt:
@@ -404,7 +485,7 @@ def closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, par
                         sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
                     elif known[n] == 0:
                         known[n] = 1
-                        sp = _touch(n, rev, num, fog, W, H, stack, sp, inq)
+                        sp = _touch(n, rev, num, fog, nb, nbn, stack, sp, inq)
             continue
         if not use_subset:
             continue
@@ -441,46 +522,249 @@ def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
 GATE_ORDER = ("free_open", "r0_cap", "min_safe", "unreachable")
 
 
-# run_attempts' summary array ``out``
-OUT_RAN, OUT_PASSED, OUT_CAP, OUT_UNREACH, OUT_FREE, OUT_MINSAFE, OUT_KNOWN = range(7)
+# run_board's summary array ``out``: counts of the run, then what the
+# passing attempt measured (valid when OUT_PASSED is 1)
+(OUT_RAN, OUT_PASSED, OUT_CAP, OUT_UNREACH, OUT_FREE, OUT_MINSAFE, OUT_KNOWN, OUT_REVEALED, OUT_SAFE, OUT_R0,
+ OUT_REMOVED, OUT_UNREACHABLE, OUT_REVEALED_CORE, OUT_FOG, OUT_PLACED, OUT_UNPAID, OUT_PAID) = range(17)
 
 
-OUT_SIZE = 8
+OUT_SIZE = 17
+
+
+# run_board's per-attempt log (one row an attempt; the stream state at the
+# attempt's start is kept apart, in a uint64 array)
+(LOG_DRAWS, LOG_REMOVED, LOG_MINES, LOG_SAFE, LOG_R0, LOG_UNREACH, LOG_REVEALED, LOG_REVEALED_CORE,
+ LOG_FOG) = range(9)
+
+
+LOG_SIZE = 9
+
+
+# the fog rule of a row, as run_board reads it: regions, aimed cells
+# (round_half_up(ratio x W x H), before the 8 x mines cap)
+FOG_REGIONS, FOG_AIM = range(2)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _completes(c, W, H, wcount):
+    """Would fogging ``c`` make some 3x3 window inside the board all fog?"""
+    x = c % W
+    y = c // W
+    ww = W - 2
+    for wy in range(max(0, y - 2), min(H - 3, y) + 1):
+        for wx in range(max(0, x - 2), min(W - 3, x) + 1):
+            if wcount[wy * ww + wx] == 8:
+                return True
+    return False
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _window_add(c, W, H, wcount, step):
+    x = c % W
+    y = c // W
+    ww = W - 2
+    for wy in range(max(0, y - 2), min(H - 3, y) + 1):
+        for wx in range(max(0, x - 2), min(W - 3, x) + 1):
+            wcount[wy * ww + wx] += step
 
 
 @njit(cache=True, error_model="numpy")
-def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
-                 max_attempts, t_num, t_den, nb, nbn, widen,
-                 mines, num, rev, known, fog, seen, work,
-                 fq, cmask, cm, ccnt, stack, inq, queue,
-                 a_state, a_draws, a_removed, a_mines, a_safe, a_r0, a_unreach, a_revealed, out):
-    """The attempt loop of SPEC 2.5 up to the first passing attempt.
+def place_fog(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allowed, fog, wcount, comp, buf,
+              region, mark):
+    """The fog step of one attempt, exactly as ``fog.place_fog`` (the
+    readable reference): allowed cells, region sizes, seeds where the free
+    area can hold the region, growth through the sorted frontier, roll-back
+    of a region that runs out of room. ``r0`` marks R0 (flooded through no
+    fog). Writes ``fog``; returns ``(fog cells, regions placed)``."""
+    NC = W * H
+    mine_count = 0
+    for c in range(NC):
+        mine_count += mines[c]
+        allowed[c] = 1 if mines[c] == 0 and num[c] > 0 else 0
+        fog[c] = 0
+        mark[c] = 0
+    for c in range(NC):
+        if r0[c] == 1:
+            allowed[c] = 0
+            for k in range(nbn[c]):
+                allowed[nb[c, k]] = 0
+    wcount[:] = 0
+    total = min(aim, 8 * mine_count)
+    base = total // region_count
+    extra = total % region_count
+    nfog = 0
+    placed = 0
+    stamp = 0
+    for i in range(region_count):
+        size = base + (1 if i < extra else 0)
+        if size == 0:
+            continue
+        # the size of every free allowed cell's 8-connected component
+        comp[:] = 0
+        for s in range(NC):
+            if allowed[s] == 0 or fog[s] == 1 or comp[s] != 0:
+                continue
+            comp[s] = -1
+            buf[0] = s
+            qh = 0
+            qt = 1
+            while qh < qt:
+                c = buf[qh]
+                qh += 1
+                for k in range(nbn[c]):
+                    n = nb[c, k]
+                    if allowed[n] == 1 and fog[n] == 0 and comp[n] == 0:
+                        comp[n] = -1
+                        buf[qt] = n
+                        qt += 1
+            for q in range(qt):
+                comp[buf[q]] = qt
+        ns = 0
+        for c in range(NC):
+            if allowed[c] == 1 and fog[c] == 0 and comp[c] >= size and not _completes(c, W, H, wcount):
+                buf[ns] = c
+                ns += 1
+        if ns == 0 or nfog + size > 8 * mine_count:
+            continue
+        c = buf[below(st, draws, ns)]
+        region[0] = c
+        rl = 1
+        fog[c] = 1
+        nfog += 1
+        _window_add(c, W, H, wcount, 1)
+        while rl < size:
+            stamp += 1
+            nf = 0
+            for r in range(rl):
+                c = region[r]
+                for k in range(nbn[c]):
+                    n = nb[c, k]
+                    if allowed[n] == 1 and fog[n] == 0 and mark[n] != stamp:
+                        mark[n] = stamp
+                        buf[nf] = n
+                        nf += 1
+            buf[:nf].sort()
+            kept = 0
+            for f in range(nf):
+                if not _completes(buf[f], W, H, wcount):
+                    buf[kept] = buf[f]
+                    kept += 1
+            if kept == 0:
+                break
+            c = buf[below(st, draws, kept)]
+            region[rl] = c
+            rl += 1
+            fog[c] = 1
+            nfog += 1
+            _window_add(c, W, H, wcount, 1)
+        if rl < size:
+            # roll back: a region is placed whole or not at all
+            for r in range(rl):
+                fog[region[r]] = 0
+                _window_add(region[r], W, H, wcount, -1)
+            nfog -= rl
+        else:
+            placed += 1
+    return nfog, placed
 
-    Per attempt k it records the stream state and draw count at its start
-    (so any attempt can be replayed), ring_removed, actual mines, |S|, |R0|,
-    unreachable safe cells and |R∞| (-1 when illegal: legality is checked
-    before quality and an illegal attempt is never measured). ``out`` gets
-    the attempts run, whether the last one passed, the rejection counts per
-    gate and the mines the solver proved on the last attempt."""
+
+@njit(cache=True, error_model="numpy")
+def fog_budget(mines, num, r0, fog, nb, nbn, chain):
+    """Seed 001 F3 (``fog.fog_budget``): ``(|F - Chain0|, max(1, |S - Chain0|))``
+    where Chain0 is R0, every safe zero and every safe neighbour of one."""
+    NC = mines.shape[0]
+    for c in range(NC):
+        chain[c] = r0[c]
+    for c in range(NC):
+        if mines[c] == 0 and num[c] == 0:
+            chain[c] = 1
+            for k in range(nbn[c]):
+                n = nb[c, k]
+                if mines[n] == 0:
+                    chain[n] = 1
+    unpaid = 0
+    paid = 0
+    for c in range(NC):
+        if chain[c] == 0:
+            if fog[c] == 1:
+                unpaid += 1
+            if mines[c] == 0:
+                paid += 1
+    return unpaid, max(1, paid)
+
+
+@njit(cache=True, error_model="numpy")
+def check_sizes(cand, spawn, N, W, H, budget, nb, mines, a_state, log):
+    """Refuse a call whose arguments do not fit its arrays (issue 15: no
+    input may make a kernel write out of bounds)."""
+    NC = W * H
+    if W < 1 or H < 1:
+        raise ValueError("board width and height must be >= 1")
+    if mines.shape[0] != NC or nb.shape[0] != NC or cand.shape[0] + spawn.shape[0] != NC:
+        raise ValueError("workspace arrays do not match the board size")
+    if N < 0 or N > cand.shape[0]:
+        raise ValueError("mine count must lie in [0, candidate cells]")
+    if budget < 1 or budget > a_state.shape[0] or budget > log.shape[0]:
+        raise ValueError("attempt budget must be >= 1 and fit the attempt log")
+
+
+@njit(cache=True, error_model="numpy")
+def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
+              nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
+              r0m, allowed, wcount, comp, buf, region, mark, chain, rows, a_state, log, out):
+    """The attempt loop of SPEC 2.5 (and of SPEC 5 on a fog row) up to the
+    first passing attempt.
+
+    Per attempt k the log row records the draw count at its start (the
+    stream state goes to ``a_state[k]``, so any attempt can be replayed),
+    ring_removed, actual mines, |S|, |R0|, unreachable safe cells, |R∞| and
+    |R∞ - F| (-1 when illegal: legality is checked before quality and an
+    illegal attempt is never measured) and |F|. ``out`` gets the attempts
+    run, whether the last one passed, the rejection counts per gate and
+    what the passing attempt measured; the workspace arrays keep its board
+    (``mines``, ``fog``, ``num``, ``rev`` = R∞, ``known``).
+
+    Without fog (``fogp[FOG_REGIONS] == 0``) an attempt draws only its mines
+    and the unreachable count is computed only when the cheaper gates pass
+    (-1 otherwise). With fog every attempt draws its fog from the same
+    stream right after its mines, whatever its legality (seed 001: fog is a
+    step of every attempt), and every gate is evaluated."""
+    check_sizes(cand, spawn, N, W, H, budget, nb, mines, a_state, log)
+    NC = W * H
     cx = (W - 1) // 2
     cy = (H - 1) // 2
     centre = cy * W + cx
+    regions = fogp[FOG_REGIONS]
     out[:] = 0
-    for k in range(max_attempts):
+    for k in range(budget):
         a_state[k] = st[0]
-        a_draws[k] = draws[0]
+        log[k, LOG_DRAWS] = draws[0]
         removed = place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius)
         safe = numbers_from_placed(work, N, mines, nb, nbn, num)
         rev[:] = 0
         known[:] = 0
+        fog[:] = 0
         r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
-        a_removed[k] = removed
-        a_mines[k] = N - removed
-        a_safe[k] = safe
-        a_r0[k] = r0
-        a_unreach[k] = -1  # not computed: an earlier gate already rejected the attempt
-        a_revealed[k] = -1
+        log[k, LOG_REMOVED] = removed
+        log[k, LOG_MINES] = N - removed
+        log[k, LOG_SAFE] = safe
+        log[k, LOG_R0] = r0
+        log[k, LOG_UNREACH] = -1  # not computed: an earlier gate already rejected the attempt
+        log[k, LOG_REVEALED] = -1
+        log[k, LOG_REVEALED_CORE] = -1
+        log[k, LOG_FOG] = 0
         out[OUT_RAN] = k + 1
+        unreach = -1
+        nfog = 0
+        placed = 0
+        if regions > 0:
+            unreach = unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows)
+            log[k, LOG_UNREACH] = unreach
+            for c in range(NC):
+                r0m[c] = rev[c]
+            nfog, placed = place_fog(st, draws, mines, num, r0m, nb, nbn, W, H, regions, fogp[FOG_AIM],
+                                     allowed, fog, wcount, comp, buf, region, mark)
+            log[k, LOG_FOG] = nfog
         # legality gates, cheapest first; an illegal attempt is counted under
         # the first gate it fails (GATE_ORDER), and never scored
         if r0 == safe:
@@ -492,28 +776,136 @@ def run_attempts(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap,
         if safe < min_safe:
             out[OUT_MINSAFE] += 1
             continue
-        unreach = unreachable_safe(mines, nb, nbn, centre, safe, seen, queue)
-        a_unreach[k] = unreach
+        if regions == 0:
+            unreach = unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows)
+            log[k, LOG_UNREACH] = unreach
         if unreach > 0:
             out[OUT_UNREACH] += 1
             continue
-        closure(rev, known, num, fog, False, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
+        # R∞ grows from R0 as flooded above: fog cells are never zeros (fog
+        # hides a number), so flooding through fog would give the same R0
+        closure(rev, known, num, fog, nfog > 0, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
                 stack, inq, fq, queue, cmask, cm, ccnt)
         revealed = 0
-        for c in range(W * H):
+        in_fog = 0
+        for c in range(NC):
             revealed += rev[c]
-        a_revealed[k] = revealed
-        if np.int64(revealed) * t_den >= t_num * np.int64(safe):
+            in_fog += rev[c] & fog[c]
+        core = revealed - in_fog
+        log[k, LOG_REVEALED] = revealed
+        log[k, LOG_REVEALED_CORE] = core
+        # seed 001 F5: both inferability and its core meet the target
+        if (np.int64(revealed) * t_den >= t_num * np.int64(max(1, safe))
+                and np.int64(core) * t_den >= t_num * np.int64(max(1, safe - nfog))):
             out[OUT_PASSED] = 1
             nk = 0
-            for c in range(W * H):
+            for c in range(NC):
                 nk += known[c]
             out[OUT_KNOWN] = nk
+            out[OUT_REVEALED] = revealed
+            out[OUT_SAFE] = safe
+            out[OUT_R0] = r0
+            out[OUT_REMOVED] = removed
+            out[OUT_UNREACHABLE] = unreach
+            out[OUT_REVEALED_CORE] = core
+            out[OUT_FOG] = nfog
+            out[OUT_PLACED] = placed
+            if regions > 0:
+                unpaid, paid = fog_budget(mines, num, r0m, fog, nb, nbn, chain)
+                out[OUT_UNPAID] = unpaid
+                out[OUT_PAID] = paid
             return
 
 
+@njit(cache=True, error_model="numpy")
+def replay_board(st, draws, cand, spawn, N, W, H, shave_radius, fogp, nb, nbn, widen, mines, num, rev, known,
+                 fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue, r0m, allowed, wcount, comp, buf, region,
+                 mark, chain, rows, out):
+    """One attempt from the stream state in ``st``, measured whatever its
+    legality (the chosen attempt of a ``best_legal`` or ``least_bad`` exit):
+    mines, fog when the row has it, then R∞ with fog. Fills ``out`` like a
+    passing ``run_board``."""
+    NC = W * H
+    if mines.shape[0] != NC or nb.shape[0] != NC or cand.shape[0] + spawn.shape[0] != NC:
+        raise ValueError("workspace arrays do not match the board size")
+    if N < 0 or N > cand.shape[0]:
+        raise ValueError("mine count must lie in [0, candidate cells]")
+    cx = (W - 1) // 2
+    cy = (H - 1) // 2
+    out[:] = 0
+    removed = place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius)
+    safe = numbers_from_placed(work, N, mines, nb, nbn, num)
+    rev[:] = 0
+    fog[:] = 0
+    flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
+    for c in range(NC):
+        r0m[c] = rev[c]
+    nfog = 0
+    placed = 0
+    if fogp[FOG_REGIONS] > 0:
+        nfog, placed = place_fog(st, draws, mines, num, r0m, nb, nbn, W, H, fogp[FOG_REGIONS], fogp[FOG_AIM],
+                                 allowed, fog, wcount, comp, buf, region, mark)
+    safe, r0, revealed = measure_into(mines, fog, nfog > 0, True, spawn, W, H, nb, nbn, widen,
+                                      num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue)
+    in_fog = 0
+    nk = 0
+    for c in range(NC):
+        in_fog += rev[c] & fog[c]
+        nk += known[c]
+    out[OUT_KNOWN] = nk
+    out[OUT_REVEALED] = revealed
+    out[OUT_SAFE] = safe
+    out[OUT_R0] = r0
+    out[OUT_REMOVED] = removed
+    out[OUT_REVEALED_CORE] = revealed - in_fog
+    out[OUT_FOG] = nfog
+    out[OUT_PLACED] = placed
+    if fogp[FOG_REGIONS] > 0:
+        unpaid, paid = fog_budget(mines, num, r0m, fog, nb, nbn, chain)
+        out[OUT_UNPAID] = unpaid
+        out[OUT_PAID] = paid
+
+
+@njit(cache=True, error_model="numpy")
+def run_batch(states, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
+              nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
+              r0m, allowed, wcount, comp, buf, region, mark, chain, rows, b_astate, b_log,
+              b_out, b_state, b_mines, b_fog):
+    """``run_board`` for every stream state of ``states`` (draw counts start
+    at 0): one call for a row's whole batch, so the per-call cost of a
+    kernel is paid once. Board b's summary goes to ``b_out[b]`` (its last column: the draws taken),
+    the stream state after it to ``b_state[b]``, its attempt log to
+    ``b_astate[b]`` and ``b_log[b]`` (so the caller picks the exit of a board
+    that did not pass without running it again) and, when it passed, its
+    mines and fog to ``b_mines[b]`` and ``b_fog[b]``."""
+    B = states.shape[0]
+    NC = W * H
+    if (b_out.shape[0] < B or b_state.shape[0] < B or b_mines.shape[0] < B or b_fog.shape[0] < B
+            or b_astate.shape[0] < B or b_log.shape[0] < B or b_out.shape[1] != OUT_SIZE + 1):
+        raise ValueError("batch output arrays do not fit the batch")
+    if b_mines.shape[1] != NC or b_fog.shape[1] != NC:
+        raise ValueError("batch output arrays do not match the board size")
+    st = np.zeros(1, np.uint64)
+    draws = np.zeros(1, np.int64)
+    out = np.zeros(OUT_SIZE, np.int64)
+    for b in range(B):
+        st[0] = states[b]
+        draws[0] = 0
+        run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
+                  nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
+                  r0m, allowed, wcount, comp, buf, region, mark, chain, rows, b_astate[b], b_log[b], out)
+        for i in range(OUT_SIZE):
+            b_out[b, i] = out[i]
+        b_state[b] = st[0]
+        b_out[b, OUT_SIZE] = draws[0]
+        if out[OUT_PASSED] == 1:
+            for c in range(NC):
+                b_mines[b, c] = mines[c]
+                b_fog[b, c] = fog[c]
+
+
 class AttemptLog(NamedTuple):
-    """What ``run_attempts`` recorded, one entry per attempt run (arrays are
+    """What ``run_board`` recorded, one entry per attempt run (arrays are
     views of the workspace's, valid until its next call)."""
 
     ran: int
@@ -527,13 +919,62 @@ class AttemptLog(NamedTuple):
     r0: np.ndarray
     unreachable: np.ndarray  # -1: not computed, an earlier gate rejected the attempt
     revealed: np.ndarray  # -1: illegal, never scored
+    revealed_core: np.ndarray  # |R∞ - F|; -1: illegal
+    fog: np.ndarray  # |F| of the attempt (0 on a row without fog)
+    summary: np.ndarray  # the kernel's ``out`` (OUT_*): what the passing attempt measured
+
+
+class BatchResult(NamedTuple):
+    """What ``run_batch`` recorded for a batch of stream states (arrays are
+    views of the workspace's, valid until its next call)."""
+
+    summary: np.ndarray  # [boards, OUT_SIZE + 1]: OUT_* columns, then the draws taken
+    state: np.ndarray  # stream state after each board
+    mines: np.ndarray  # [boards, cells]: the passing attempt's mines (rows of boards that passed)
+    fog: np.ndarray  # [boards, cells]: its fog
+    attempt_state: np.ndarray  # [boards, budget]: stream state at each attempt's start
+    log: np.ndarray  # [boards, budget, LOG_SIZE]: each board's attempt log
+
+    def attempts(self, b: int) -> AttemptLog:
+        """Board ``b``'s attempt log, as ``Workspace.run_attempts`` gives it."""
+        out = self.summary[b, :OUT_SIZE]
+        ran = int(out[OUT_RAN])
+        lg = self.log[b, :ran]
+        rejected = {"r0_cap_rejected": int(out[OUT_CAP]), "unreachable_rejected": int(out[OUT_UNREACH]),
+                    "free_open_rejected": int(out[OUT_FREE]), "min_safe_rejected": int(out[OUT_MINSAFE])}
+        return AttemptLog(ran, bool(out[OUT_PASSED]), rejected, int(out[OUT_KNOWN]), self.attempt_state[b, :ran],
+                          lg[:, LOG_REMOVED], lg[:, LOG_MINES], lg[:, LOG_SAFE], lg[:, LOG_R0], lg[:, LOG_UNREACH],
+                          lg[:, LOG_REVEALED], lg[:, LOG_REVEALED_CORE], lg[:, LOG_FOG], out)
+
+
+MAX_SIDE = 1024  # widest board the workspace accepts (a 128x128 benchmark board is well inside)
+
+
+def check_board(width: int, height: int, spawn_side: int, mines: int | None = None, budget: int | None = None) -> None:
+    """ValueError unless the kernels can run this board: the spawn square
+    fits, the mines fit the candidate cells, the budget is at least one
+    attempt (issue 15: refused before any kernel is called)."""
+    for name, v in (("width", width), ("height", height), ("spawn side", spawn_side)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise ValueError(f"board {name} must be an integer, got {v!r}")
+    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
+        raise ValueError(f"board size {width}x{height} is outside [1, {MAX_SIDE}] on a side")
+    if spawn_side < 1 or spawn_side % 2 == 0 or spawn_side > min(width, height):
+        raise ValueError(f"spawn side {spawn_side} must be odd, >= 1 and fit a {width}x{height} board")
+    free = width * height - spawn_side**2
+    if mines is not None and not 0 <= mines <= free:
+        raise ValueError(f"{mines} mines do not fit the {free} cells outside the spawn square of a "
+                         f"{width}x{height} board")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1):
+        raise ValueError(f"attempt budget must be an integer >= 1, got {budget!r}")
 
 
 class Workspace:
     """One board size and spawn side: the geometry the kernels read and the
     scratch arrays they write, sized from the call's own arguments (every
     per-cell array has W*H entries, every per-attempt array at least the
-    attempt budget), so no input makes a kernel write out of bounds.
+    attempt budget, every per-board array at least the batch), so no input
+    makes a kernel write out of bounds.
 
     Methods are the generator's stages in the seed's words; each unpacks the
     arrays into one compiled kernel. Not shared between threads."""
@@ -560,44 +1001,94 @@ class Workspace:
         self.cm = np.zeros(nc, np.int32)
         self.ccnt = np.full(nc, -1, np.int32)
         self.work = np.zeros(max(nc, 1), np.int32)
+        # the fog step's scratch
+        self.r0m = np.zeros(nc, np.uint8)
+        self.allowed = np.zeros(nc, np.uint8)
+        self.wcount = np.zeros(max(1, (width - 2) * (height - 2)), np.int32)
+        self.comp = np.zeros(nc, np.int32)
+        self.buf = np.zeros(nc, np.int32)
+        self.region = np.zeros(nc, np.int32)
+        self.mark = np.zeros(nc, np.int64)
+        self.chain = np.zeros(nc, np.uint8)
+        self.rows = np.zeros(2 * height, np.uint64)
         self._state = np.zeros(1, np.uint64)
         self._draws = np.zeros(1, np.int64)
         self._out = np.zeros(OUT_SIZE, np.int64)
-        self._log: dict[str, np.ndarray] = {}
+        self._a_state = np.zeros(0, np.uint64)
+        self._log = np.zeros((0, LOG_SIZE), np.int64)
+        self._batch: tuple[np.ndarray, ...] = ()
 
-    def _attempt_arrays(self, budget: int) -> dict[str, np.ndarray]:
-        if len(self._log.get("state", ())) < budget:
-            size = max(budget, 32)
-            self._log = {name: np.zeros(size, dtype) for name, dtype in (
-                ("state", np.uint64), ("draws", np.int64), ("removed", np.int64), ("mines", np.int64),
-                ("safe", np.int64), ("r0", np.int64), ("unreachable", np.int64), ("revealed", np.int64))}
-        return self._log
+    def _attempt_arrays(self, budget: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._a_state.shape[0] < budget:
+            self._a_state = np.zeros(budget, np.uint64)
+            self._log = np.zeros((budget, LOG_SIZE), np.int64)
+        return self._a_state, self._log
+
+    def _scratch(self) -> tuple:
+        return (self.nb, self.nbn, WIDEN, self.mines, self.num, self.rev, self.known, self.fog, self.seen,
+                self.work, self.fq, self.cmask, self.cm, self.ccnt, self.stack, self.inq, self.queue,
+                self.r0m, self.allowed, self.wcount, self.comp, self.buf, self.region, self.mark, self.chain, self.rows)
 
     def run_attempts(self, stream, n: int, shave_radius: int, min_safe: int, r0_cap: int, budget: int,
-                     target: Fraction) -> AttemptLog:
+                     target: Fraction, fog=(0, 0)) -> AttemptLog:
         """Place-then-verify attempts on ``stream`` (advanced in place) up to
-        the first that passes or the budget (seed 000 "生成重试与成本闸")."""
-        a = self._attempt_arrays(budget)
-        self.fog[:] = 0  # the fog-free loop floods through no fog
+        the first that passes or the budget (seed 000 "生成重试与成本闸");
+        ``fog`` is ``(regions, aimed cells)`` on a fog row."""
+        check_board(self.width, self.height, 1, None, budget)
+        a_state, log = self._attempt_arrays(budget)
         self._state[0], self._draws[0] = stream.state, stream.draws
-        run_attempts(
+        run_board(
             self._state, self._draws, self.cand, self.spawn, n, self.width, self.height, shave_radius, min_safe,
-            r0_cap, budget, target.numerator, target.denominator, self.nb, self.nbn, WIDEN,
-            self.mines, self.num, self.rev, self.known, self.fog, self.seen, self.work,
-            self.fq, self.cmask, self.cm, self.ccnt, self.stack, self.inq, self.queue,
-            a["state"], a["draws"], a["removed"], a["mines"], a["safe"], a["r0"], a["unreachable"], a["revealed"],
-            self._out,
+            r0_cap, budget, target.numerator, target.denominator, np.asarray(fog, np.int64), *self._scratch(),
+            a_state, log, self._out,
         )
         stream.state, stream.draws = int(self._state[0]), int(self._draws[0])
-        ran, passed, cap, unreach, free, minsafe, known = self._out.tolist()[:7]
-        rejected = {"r0_cap_rejected": cap, "unreachable_rejected": unreach, "free_open_rejected": free,
-                    "min_safe_rejected": minsafe}
-        return AttemptLog(ran, bool(passed), rejected, known, a["state"][:ran], a["removed"][:ran], a["mines"][:ran],
-                          a["safe"][:ran], a["r0"][:ran], a["unreachable"][:ran], a["revealed"][:ran])
+        out = self._out
+        ran = int(out[OUT_RAN])
+        rejected = {"r0_cap_rejected": int(out[OUT_CAP]), "unreachable_rejected": int(out[OUT_UNREACH]),
+                    "free_open_rejected": int(out[OUT_FREE]), "min_safe_rejected": int(out[OUT_MINSAFE])}
+        lg = log[:ran]
+        return AttemptLog(ran, bool(out[OUT_PASSED]), rejected, int(out[OUT_KNOWN]), a_state[:ran],
+                          lg[:, LOG_REMOVED], lg[:, LOG_MINES], lg[:, LOG_SAFE], lg[:, LOG_R0], lg[:, LOG_UNREACH],
+                          lg[:, LOG_REVEALED], lg[:, LOG_REVEALED_CORE], lg[:, LOG_FOG], out)
+
+    def run_batch(self, states: np.ndarray, n: int, shave_radius: int, min_safe: int, r0_cap: int, budget: int,
+                  target: Fraction, fog=(0, 0)) -> BatchResult:
+        """``run_attempts`` for each stream state of ``states`` in one kernel
+        call; every output array is sized from the batch and the budget."""
+        check_board(self.width, self.height, 1, None, budget)
+        boards = states.shape[0]
+        nc = self.width * self.height
+        b = self._batch
+        if not b or b[0].shape[0] < boards or b[4].shape[1] < budget:
+            rows, cols = max(boards, b[0].shape[0] if b else 0), max(budget, b[4].shape[1] if b else 0)
+            b = self._batch = (np.zeros((rows, OUT_SIZE + 1), np.int64), np.zeros(rows, np.uint64),
+                               np.zeros((rows, nc), np.uint8), np.zeros((rows, nc), np.uint8),
+                               np.zeros((rows, cols), np.uint64), np.zeros((rows, cols, LOG_SIZE), np.int64))
+        b_out, b_state, b_mines, b_fog, b_astate, b_log = b
+        run_batch(
+            np.ascontiguousarray(states, dtype=np.uint64), self.cand, self.spawn, n, self.width, self.height,
+            shave_radius, min_safe, r0_cap, budget, target.numerator, target.denominator,
+            np.asarray(fog, np.int64), *self._scratch(), b_astate, b_log, b_out, b_state, b_mines, b_fog,
+        )
+        return BatchResult(b_out[:boards], b_state[:boards], b_mines[:boards], b_fog[:boards], b_astate[:boards],
+                           b_log[:boards])
+
+    def replay(self, state: int, n: int, shave_radius: int, fog=(0, 0)) -> np.ndarray:
+        """Replay the attempt that starts at stream state ``state`` and
+        measure it with its fog whatever its legality; the board stays in
+        the workspace and the summary (OUT_*) is returned."""
+        st = np.array([state], dtype=np.uint64)
+        dr = np.zeros(1, dtype=np.int64)
+        replay_board(st, dr, self.cand, self.spawn, n, self.width, self.height, shave_radius,
+                     np.asarray(fog, np.int64), *self._scratch(), self._out)
+        return self._out
 
     def place(self, state: int, n: int, shave_radius: int, draws: int = 0) -> tuple[int, int, int]:
         """Place-then-shave from stream state ``state`` into ``self.mines``;
         returns ``(ring_removed, state after, draws after)``."""
+        if not 0 <= n <= self.cand.shape[0]:
+            raise ValueError(f"{n} mines do not fit the {self.cand.shape[0]} candidate cells")
         st = np.array([state], dtype=np.uint64)
         dr = np.array([draws], dtype=np.int64)
         removed = place(st, dr, self.cand, self.work, self.mines, n, self.width, self.cx, self.cy, shave_radius)

@@ -28,8 +28,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from boardgen_pipeline.board.generator import generate_from_row, target_fraction
-from boardgen_pipeline.board.rng import derive_at, sigma
+from boardgen_pipeline.board.generator import generate_batch_from_row, target_fraction
+from boardgen_pipeline.board.rng import sigma
 from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable
 
 DEFAULT_SAMPLES = 256
@@ -50,13 +50,17 @@ def run_row(table: BoardGenTable, key: tuple[int, int], samples: int = DEFAULT_S
             master_seed: int = 0, progress=None) -> list[dict]:
     """The F4 batch of one row: one metrics record per board, in scope order."""
     row = table.rows[key]
+    scopes = batch_scopes(*key, samples)
     out = []
-    for scope in batch_scopes(*key, samples):
-        _, metrics = generate_from_row(row, table.spawn_side, derive_at("board_gen", scope, master_seed),
-                                       table.header.dig_ap_cost)
-        out.append(metrics)
-        if progress is not None:
-            progress()
+    # one kernel call per chunk of scopes (issue 16); the records are those
+    # of generate_from_row on each scope
+    step = len(scopes) if progress is None else 64
+    for start in range(0, len(scopes), step):
+        for _, metrics in generate_batch_from_row(row, table.spawn_side, scopes[start : start + step], master_seed,
+                                                  table.header.dig_ap_cost):
+            out.append(metrics)
+            if progress is not None:
+                progress()
     return out
 
 

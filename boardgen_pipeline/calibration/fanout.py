@@ -12,8 +12,7 @@ stops a cluster.
 
 from __future__ import annotations
 
-from boardgen_pipeline.board.generator import generate_from_row
-from boardgen_pipeline.board.rng import derive_at
+from boardgen_pipeline.board.generator import generate_batch_from_row
 from boardgen_pipeline.tables.board_gen import BoardGenRow
 
 DEFAULT_CHUNK = 32
@@ -21,8 +20,7 @@ DEFAULT_CHUNK = 32
 
 def _chunk(row: BoardGenRow, spawn_side: int, dig_ap_cost: int, scopes: range, master_seed: int) -> list[dict]:
     """Worker side: the metrics records of a run of scopes."""
-    return [generate_from_row(row, spawn_side, derive_at("board_gen", s, master_seed), dig_ap_cost).metrics
-            for s in scopes]
+    return [g.metrics for g in generate_batch_from_row(row, spawn_side, scopes, master_seed, dig_ap_cost)]
 
 
 def chunks(scopes: range, size: int = DEFAULT_CHUNK) -> list[range]:

@@ -1,0 +1,139 @@
+"""No input can crash the compiled kernels (issue 15, kernel part).
+
+Impossible sizes, densities and budgets are refused with ValueError before
+any kernel runs (and by the kernels themselves); every array is sized from
+the call's arguments. The fuzz runs the generator in a subprocess with
+``NUMBA_BOUNDSCHECK=1`` and a cache directory of its own (so the cached,
+unchecked kernels are not reused): an out-of-bounds index there raises
+IndexError instead of writing past an array."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boardgen_pipeline.board import kernels
+from boardgen_pipeline.board.bench import bench
+from boardgen_pipeline.board.generator import _WORKSPACES, generate_batch_from_row, generate_from_row
+from boardgen_pipeline.board.rng import derive_at
+from boardgen_pipeline.tables.board_gen import BoardGenRow
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def row(**over) -> BoardGenRow:
+    base = dict(level_index=1, node_depth=0, board_width=10, board_height=10, mine_density=0.2,
+                inferability_target=0.9, solver_rules="single_subset", min_safe_count=1, max_gen_attempts=4,
+                board_type="dungeon", shave_ring_radius=1, r0_max_cap=100, fog_region_count=0,
+                fog_target_ratio=0.0, reserved={})
+    return BoardGenRow.model_construct(**{**base, **over})
+
+
+@pytest.mark.parametrize("args,match", [
+    (dict(density=2.0), "density"),
+    (dict(width=0), "board size"),
+    (dict(height=-3), "board size"),
+    (dict(attempts=0), "attempt budget"),
+    (dict(width=2, height=2), "spawn side"),  # the 3x3 spawn square does not fit
+    (dict(cap=-1), "cap"),
+    (dict(boards=0), "boards"),
+])
+def test_bench_refuses_impossible_parameters(args, match):
+    kw = dict(width=10, height=10, density=0.2, target=0.9, cap=45, attempts=4, boards=3)
+    with pytest.raises(ValueError, match=match):
+        bench(**{**kw, **args})
+
+
+@pytest.mark.parametrize("over,match", [
+    (dict(mine_density=2.0), "mine_density"),
+    (dict(board_width=0), "board size"),
+    (dict(max_gen_attempts=0), "attempt budget"),
+    (dict(board_width=2), "spawn side"),
+    (dict(fog_region_count=-1), "fog_region_count"),
+])
+def test_generator_refuses_impossible_rows(over, match):
+    with pytest.raises(ValueError, match=match):
+        generate_from_row(row(**over), 3, derive_at("board_gen", 0))
+    with pytest.raises(ValueError, match=match):
+        generate_batch_from_row(row(**over), 3, range(2))
+
+
+def test_every_mine_density_up_to_all_candidates_is_accepted():
+    # density 1: every cell outside the spawn square is a mine (then shaved)
+    _, m = generate_from_row(row(mine_density=1.0, shave_ring_radius=0), 3, derive_at("board_gen", 0))
+    assert m["mines_actual"] == 100 - 9
+    assert m["exit"] == "least_bad"
+
+
+def test_kernels_refuse_arguments_that_do_not_fit_their_arrays():
+    ws = _WORKSPACES.get(6, 6, 3)
+    st, dr, out = np.zeros(1, np.uint64), np.zeros(1, np.int64), np.zeros(kernels.OUT_SIZE, np.int64)
+    a_state, log = np.zeros(4, np.uint64), np.zeros((4, kernels.LOG_SIZE), np.int64)
+
+    def call(n, budget, width=6):
+        kernels.run_board(st, dr, ws.cand, ws.spawn, n, width, 6, 1, 1, 36, budget, 1, 1, np.zeros(2, np.int64),
+                          *ws._scratch(), a_state, log, out)
+
+    with pytest.raises(ValueError, match="mine count"):
+        call(28, 2)  # 27 candidate cells
+    with pytest.raises(ValueError, match="attempt budget"):
+        call(5, 5)  # the log holds 4 attempts
+    with pytest.raises(ValueError, match="board size"):
+        call(5, 2, width=7)
+    with pytest.raises(ValueError, match="mines do not fit"):
+        ws.place(0, 28, 1)
+    call(5, 4)
+    assert 1 <= out[kernels.OUT_RAN] <= 4
+
+
+FUZZ = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    from numba import config
+    assert config.BOUNDSCHECK, "the fuzz must run with NUMBA_BOUNDSCHECK=1"
+    from boardgen_pipeline.board.generator import generate_batch_from_row, generate_from_row
+    from boardgen_pipeline.board.rng import derive_at
+    from boardgen_pipeline.tables.board_gen import BoardGenRow
+    rng = np.random.default_rng(int(sys.argv[1]))
+    seen = {"cases": 0, "boards": 0, "exits": set()}
+    sizes = [(1, 1, 1), (1, 7, 1), (2, 2, 1), (3, 3, 3), (4, 9, 3), (9, 4, 1), (7, 7, 5), (65, 3, 3), (30, 16, 3)]
+    for w, h, spawn in sizes + [(int(rng.integers(3, 24)), int(rng.integers(3, 24)), 3) for _ in range(8)]:
+        for budget in (1, 2, 33, 40):
+            density = float(rng.choice([0.0, 1.0, rng.uniform(0, 1)]))
+            regions = int(rng.choice([0, 0, 1, 3, 9]))
+            row = BoardGenRow.model_construct(
+                level_index=1, node_depth=0, board_width=w, board_height=h, mine_density=density,
+                inferability_target=float(rng.choice([0.0, 0.9, 1.0])), solver_rules="single_subset",
+                min_safe_count=int(rng.integers(0, w * h + 1)), max_gen_attempts=budget, board_type="dungeon",
+                shave_ring_radius=int(rng.integers(0, 3)), r0_max_cap=int(rng.integers(0, w * h + 1)),
+                fog_region_count=regions, fog_target_ratio=float(rng.uniform(0, 1)) if regions else 0.0,
+                reserved={})
+            outs = generate_batch_from_row(row, spawn, range(3))
+            outs.append(generate_from_row(row, spawn, derive_at("board_gen", 99)))
+            for board, m in outs:
+                assert len(board.mines) == w * h and 1 <= m["attempts_used"] <= budget
+                seen["exits"].add(m["exit"])
+                seen["boards"] += 1
+            seen["cases"] += 1
+    seen["exits"] = sorted(seen["exits"])
+    print(json.dumps(seen))
+""")
+
+
+def test_fuzz_the_kernels_under_numba_boundscheck(tmp_path):
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"),
+           "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", FUZZ, "7"], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["cases"] == 17 * 4
+    assert seen["boards"] == 17 * 4 * 4
+    assert set(seen["exits"]) == {"passed", "best_legal", "least_bad"}
