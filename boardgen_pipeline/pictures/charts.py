@@ -36,9 +36,10 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def inferability_histogram_png(values: list[float], target: float, title: str = "") -> bytes:
+def inferability_histogram_png(values: list[float], target: float, title: str = "",
+                               size: tuple[float, float] = (6, 3)) -> bytes:
     """Histogram of a row's board inferabilities, the target as a red line."""
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=size)
     lo = min([target, *values]) if values else target
     bins = [lo + (1.0 - lo) * i / 20 for i in range(21)] if lo < 1.0 else 20
     ax.hist(values, bins=bins, color="#4c78a8", edgecolor="white")
@@ -51,7 +52,7 @@ def inferability_histogram_png(values: list[float], target: float, title: str = 
     return _png(fig)
 
 
-def board_png(layout: str, spawn_side: int = 3, title: str = "") -> bytes:
+def board_png(layout: str, spawn_side: int = 3, title: str = "", cell_inches: float = 0.35) -> bytes:
     """A board drawn as a designer sees it after the solver: mines dark, R0
     (free opening) light green, R∞ - R0 (proved) green, fog blue when opened
     and grey when not (marked f), closed safe cells white; numbers shown."""
@@ -67,7 +68,8 @@ def board_png(layout: str, spawn_side: int = 3, title: str = "") -> bytes:
                        1 if i in c.r0 else 2 if i in c.r_infinity else 3)
         grid.append(row)
     cmap = ListedColormap(["#222222", "#c7e9c0", "#41ab5d", "#ffffff", "#bdbdbd", "#9ecae1"])
-    fig, ax = plt.subplots(figsize=(max(3, w * 0.35), max(3, h * 0.35)))
+    side = 3 * cell_inches / 0.35  # the smallest side, in proportion to the cell size
+    fig, ax = plt.subplots(figsize=(max(side, w * cell_inches), max(side, h * cell_inches)))
     ax.imshow(grid, cmap=cmap, vmin=0, vmax=5, interpolation="nearest")
     for y in range(h):
         for x in range(w):

@@ -91,16 +91,34 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int) -> st
     from boardgen_pipeline.pictures import charts
 
     key = row_key(pk)
-    out = [f"#### row {pk}: {', '.join(names)}"]
     try:
         report = publish.read_partition(root, "calibration_report", key)[0]
     except (IndexError, OSError, ValueError):
         report = None
     records = _row_records(root, key)
+    # the verdict in one line, the two pictures side by side (small: the UI shows the top of a long
+    # description first), then the fix
     if report is not None:
-        target = report["inferability_target"]
-        out.append(f"**{report['below_target']} of {report['samples']} boards below target {target}, "
-                   f"{report['illegal']} illegal; p10 {report['p10']:.3f}, p50 {report['p50']:.3f}**")
+        head = (f"**row {pk} fails {', '.join(names)}: {report['below_target']} of {report['samples']} boards below "
+                f"target {report['inferability_target']}, {report['illegal']} illegal** (p10 {report['p10']:.3f}, "
+                f"p50 {report['p50']:.3f})")
+    else:
+        illegal = sum(1 for r in records if r.get("illegal"))
+        head = f"**row {pk} fails {', '.join(names)}: batch rejected, {illegal} of {len(records)} boards illegal**"
+    out = [head]
+    if records:
+        pictures = []
+        if report is not None:
+            values = [r["inferability"] for r in records]
+            png = charts.inferability_histogram_png(values, report["inferability_target"],
+                                                    f"row {pk}: {len(values)} boards", size=(3.6, 1.9))
+            pictures.append(charts.png_markdown(png, "inferability histogram"))
+        worst = min(records, key=lambda r: (r["inferability"], r["scope"]))
+        pictures.append(charts.png_markdown(charts.board_png(worst["layout"], spawn_side, cell_inches=0.16,
+                                                             title=f"worst board, scope {worst['scope']}"),
+                                            "worst board"))
+        out.append(" ".join(pictures))
+    if report is not None:
         fix = [f"- advisor: {report.get('advice_status')}, pass rate per attempt "
                f"{report.get('pass_rate_per_attempt', 0):.3f} (needs {report.get('required_rate_per_attempt', 0):.3f})"]
         for field, label in (("advice_density", "largest mine_density that passes"),
@@ -110,19 +128,6 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int) -> st
                 value = report[field]
                 fix.append(f"- {label}: {'none in the domain' if value is None else value}")
         out.append("\n".join(fix))
-    elif records:
-        illegal = sum(1 for r in records if r.get("illegal"))
-        out.append(f"**batch rejected: {illegal} of {len(records)} boards illegal (exit least_bad)**")
-    if records:
-        target = report["inferability_target"] if report is not None else None
-        values = [r["inferability"] for r in records]
-        if target is not None:
-            png = charts.inferability_histogram_png(values, target, f"row {pk}: {len(values)} boards")
-            out.append(charts.png_markdown(png, "inferability histogram"))
-        worst = min(records, key=lambda r: (r["inferability"], r["scope"]))
-        out.append(charts.png_markdown(charts.board_png(worst["layout"], spawn_side,
-                                                        title=f"row {pk}: worst board, scope {worst['scope']}"),
-                                       "worst board"))
     return "\n\n".join(out)
 
 
