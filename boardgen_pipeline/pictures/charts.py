@@ -18,7 +18,8 @@ import io
 
 import matplotlib
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.colors import ListedColormap  # noqa: E402
+from matplotlib.colors import ListedColormap
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from boardgen_pipeline.board.geometry import parse_layout
 from boardgen_pipeline.board.solver import closures
@@ -44,6 +45,7 @@ def inferability_histogram_png(values: list[float], target: float, title: str = 
     bins = [lo + (1.0 - lo) * i / 20 for i in range(21)] if lo < 1.0 else 20
     ax.hist(values, bins=bins, color="#4c78a8", edgecolor="white")
     ax.axvline(target, color="#d62728", linewidth=2, label=f"target {target:g}")
+    ax.xaxis.set_major_locator(MaxNLocator(5))  # readable tick labels at any size
     below = sum(1 for v in values if v < target)
     ax.set_xlabel("inferability |R∞| / |S|")
     ax.set_ylabel("boards")

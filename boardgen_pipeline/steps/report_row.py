@@ -96,8 +96,8 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int) -> st
     except (IndexError, OSError, ValueError):
         report = None
     records = _row_records(root, key)
-    # the verdict in one line, the two pictures side by side (small: the UI shows the top of a long
-    # description first), then the fix
+    # the verdict and the fix in two lines, then the two pictures side by side (small: the UI shows
+    # the top of a long description first)
     if report is not None:
         head = (f"**row {pk} fails {', '.join(names)}: {report['below_target']} of {report['samples']} boards below "
                 f"target {report['inferability_target']}, {report['illegal']} illegal** (p10 {report['p10']:.3f}, "
@@ -106,6 +106,16 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int) -> st
         illegal = sum(1 for r in records if r.get("illegal"))
         head = f"**row {pk} fails {', '.join(names)}: batch rejected, {illegal} of {len(records)} boards illegal**"
     out = [head]
+    if report is not None:  # the advisor's fix, in one line under the verdict
+        fix = [f"advisor: {report.get('advice_status')}, pass rate per attempt "
+               f"{report.get('pass_rate_per_attempt', 0):.3f} (needs {report.get('required_rate_per_attempt', 0):.3f})"]
+        for field, label in (("advice_density", "largest mine_density that passes"),
+                             ("advice_r0_max_cap", "smallest r0_max_cap that passes"),
+                             ("advice_target", "largest inferability_target")):
+            if field in report:
+                value = report[field]
+                fix.append(f"{label}: {'none in the domain' if value is None else value}")
+        out[0] += "  \n" + " · ".join(fix)
     if records:
         pictures = []
         if report is not None:
@@ -118,16 +128,6 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int) -> st
                                                              title=f"worst board, scope {worst['scope']}"),
                                             "worst board"))
         out.append(" ".join(pictures))
-    if report is not None:
-        fix = [f"- advisor: {report.get('advice_status')}, pass rate per attempt "
-               f"{report.get('pass_rate_per_attempt', 0):.3f} (needs {report.get('required_rate_per_attempt', 0):.3f})"]
-        for field, label in (("advice_density", "largest mine_density that passes"),
-                             ("advice_r0_max_cap", "smallest r0_max_cap that passes"),
-                             ("advice_target", "largest inferability_target")):
-            if field in report:
-                value = report[field]
-                fix.append(f"- {label}: {'none in the domain' if value is None else value}")
-        out.append("\n".join(fix))
     return "\n\n".join(out)
 
 
