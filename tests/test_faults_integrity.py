@@ -108,13 +108,11 @@ KILLED_WRITER = textwrap.dedent("""
     from boardgen_pipeline.warehouse import datasets
     root, mode = sys.argv[1], sys.argv[2]
     if mode == "mid-write":
-        real = pq.write_table
-        def half_then_die(table, where, **kw):
-            real(table, where, **kw)
-            with open(where, "r+b") as fh:
-                fh.truncate(os.path.getsize(where) // 2)
+        def half_then_die(fd):
+            # the first fsync is the new file's temp copy: keep half of it on disk, then die
+            os.ftruncate(fd, os.fstat(fd).st_size // 2)
             os.kill(os.getpid(), signal.SIGKILL)
-        pq.write_table = half_then_die
+        os.fsync = half_then_die
     else:  # between the digest's rename and the file's
         real_replace, calls = os.replace, []
         def replace_then_die(src, dst):

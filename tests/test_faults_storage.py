@@ -102,8 +102,11 @@ def test_a_warehouse_path_under_a_file_is_found_before_any_row(tmp_path):
     p = cli("calibrate", "--samples", "8", "--tables", TABLES, "--warehouse", tmp_path / "afile" / "wh")
     one_sentence(p, str(tmp_path / "afile"), "is a file, not a folder")
     assert "calibrating" not in p.stdout
+    # the warehouse path itself a file: a bad argument (issue 15), exit 2, before any work
     p = cli("calibrate", "--samples", "8", "--tables", TABLES, "--warehouse", tmp_path / "afile")
-    one_sentence(p, str(tmp_path / "afile"), "the path is a file, not a folder")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert str(tmp_path / "afile") in p.stderr and "it is a file" in p.stderr
+    assert "calibrating" not in p.stdout
 
 
 def test_os_errors_become_one_sentence_with_path_and_cause(tmp_path):
