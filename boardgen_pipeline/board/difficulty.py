@@ -48,6 +48,7 @@ import numpy as np
 from numba import njit, uint64
 
 from boardgen_pipeline.board.geometry import neighbour_arrays, parse_layout
+from boardgen_pipeline.board.kernels import numbers_of
 from boardgen_pipeline.board.solver import spawn_square
 
 # Enumeration nodes allowed per board for the exact solver. A component
@@ -75,19 +76,6 @@ def _widen_table() -> np.ndarray:
 
 
 _WIDEN = _widen_table()
-
-
-@njit(cache=True, error_model="numpy")
-def _numbers(mines, nb, nbn, num):
-    safe = 0
-    for c in range(mines.shape[0]):
-        s = 0
-        for k in range(nbn[c]):
-            s += mines[nb[c, k]]
-        num[c] = s
-        if mines[c] == 0:
-            safe += 1
-    return safe
 
 
 @njit(cache=True, error_model="numpy")
@@ -593,7 +581,7 @@ def _spawn_open(spawn, rev, num, fog, nb, nbn):
 def _figures(mines, fog, spawn, W, H, nb, nbn, widen, budget, out):
     nc = W * H
     num = np.zeros(nc, np.int32)
-    safe = _numbers(mines, nb, nbn, num)
+    safe = numbers_of(mines, nb, nbn, num)
     out[0], out[1] = bbbv_openings(mines, num, nb, nbn)
     rev = np.zeros(nc, np.uint8)
     known = np.zeros(nc, np.uint8)
