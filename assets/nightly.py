@@ -116,7 +116,7 @@ class RunProgress(threading.Thread):
         columns = (TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(),
                    TextColumn("rows  {task.fields[rate]:>7} boards/s"), TimeRemainingColumn())
         with Progress(*columns, console=self.console, transient=False) as bar:
-            task = bar.add_task("boards", total=self.rows, rate="-")
+            task = bar.add_task(f"{'starting':<18}", total=self.rows, rate="-")
             run_id, cursor, t0 = None, None, time.perf_counter()
             while True:
                 stopping = self.stop.is_set()
@@ -125,15 +125,18 @@ class RunProgress(threading.Thread):
                     conn = self.instance.get_records_for_run(run_id, cursor=cursor)
                     cursor = conn.cursor
                     for rec in conn.records:
+                        event = rec.event_log_entry.dagster_event
                         msg = rec.event_log_entry.user_message or ""
-                        if rec.event_log_entry.dagster_event is None and msg.startswith(PROGRESS + " "):
+                        if event is None and msg.startswith(PROGRESS + " "):
                             self.done += 1
-                        elif (rec.event_log_entry.dagster_event is not None
-                              and rec.event_log_entry.dagster_event.step_key == "boards"
-                              and rec.event_log_entry.dagster_event.event_type_value == "STEP_SUCCESS"):
-                            bar.update(task, description="boards done; overlays, report, node maps")
+                        elif event is not None and event.event_type_value == "STEP_START":
+                            # say which step runs: the node-map draws may run before the first row
+                            bar.update(task, description=f"{event.step_key:<18}")
+                            if event.step_key == "boards":
+                                t0 = time.perf_counter()  # boards per second of the boards step
                     rate = self.done * self.samples / max(1e-9, time.perf_counter() - t0)
                     bar.update(task, completed=self.done, rate=f"{rate:,.0f}" if self.done else "-")
+                    bar.refresh()
                 if stopping:
                     return
                 self.stop.wait(0.5)
@@ -296,7 +299,12 @@ def _main(argv=None) -> int:
         keys = instance.get_dynamic_partitions(board_rows.name)
         console.print(f"tables valid: {len(keys)} rows x {settings.samples} boards; one Dagster run over every "
                       f"row partition (validate {t_validate:.1f} s)")
-        progress = RunProgress(instance, batch, len(keys), settings.samples, console)
+        # Dagster sends the run's stdout to its compute logs (a dup2 of fd 1): the bar writes to a
+        # duplicate of the terminal's descriptor, taken before the run, so that it stays live
+        terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+        bar_console = Console(file=terminal, width=console.width if not sys.stdout.isatty() else None,
+                              force_terminal=sys.stdout.isatty() or None)
+        progress = RunProgress(instance, batch, len(keys), settings.samples, bar_console)
         progress.start()
         t0 = time.perf_counter()
         try:
@@ -304,6 +312,7 @@ def _main(argv=None) -> int:
         finally:
             progress.stop.set()
             progress.join()
+            terminal.close()
         t_run = time.perf_counter() - t0
         rows, table = collect(instance, run.run_id)
         db = views.refresh_views_atomic(settings.root)

@@ -1,0 +1,49 @@
+"""``make run`` shows what it is doing while it runs (issue 12 "Live
+progress"): in a terminal, the nightly says so from its first line, then a
+progress bar names the running step and counts rows (done / total), boards
+per second and time left *while* the boards step runs, not only at the end
+(Dagster sends a run's stdout to its compute logs; the bar must not)."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from .test_pipeline_support import copy_fixture
+
+REPO = Path(__file__).resolve().parent.parent
+ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
+
+
+def test_the_progress_bar_moves_while_the_rows_run(tmp_path):
+    tables = copy_fixture("small", tmp_path)
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    proc = subprocess.Popen([sys.executable, "-m", "assets.nightly", "--tables", str(tables), "--warehouse",
+                             str(tmp_path / "wh"), "--dagster-home", str(tmp_path / "home"), "--samples", "64"],
+                            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(timeout=600) == 0
+    os.close(master)
+    text = ANSI.sub("", b"".join(chunks).decode("utf-8", "replace"))
+    frames = [f.strip() for f in re.split(r"[\r\n]", text) if "rows" in f and "boards/s" in f]
+    assert text.lstrip().startswith("boardgen nightly:"), text[:200]  # says what it does from the start
+    # the bar counted the rows one by one, inside the boards step, with a rate
+    assert any(re.match(r"boards\s.*\b1/3 rows\s+\d[\d,]* boards/s", f) for f in frames), frames
+    assert any(re.match(r"boards\s.*\b2/3 rows", f) for f in frames), frames
+    assert any(f.startswith("node_map_draws") for f in frames)  # it names the step that runs
+    # the summary follows the bar
+    assert "F4 calibration: 3 rows x 64 boards" in text
