@@ -118,6 +118,12 @@ class RunProgress(threading.Thread):
         with Progress(*columns, console=self.console, transient=False) as bar:
             task = bar.add_task(f"{'starting':<18}", total=self.rows, rate="-")
             run_id, cursor, t0 = None, None, time.perf_counter()
+
+            def show():  # every change is drawn, even when several rows finished between two polls
+                rate = self.done * self.samples / max(1e-9, time.perf_counter() - t0)
+                bar.update(task, completed=self.done, rate=f"{rate:,.0f}" if self.done else "-")
+                bar.refresh()
+
             while True:
                 stopping = self.stop.is_set()
                 run_id = run_id or self._run_id()
@@ -129,14 +135,14 @@ class RunProgress(threading.Thread):
                         msg = rec.event_log_entry.user_message or ""
                         if event is None and msg.startswith(PROGRESS + " "):
                             self.done += 1
+                            show()
                         elif event is not None and event.event_type_value == "STEP_START":
                             # say which step runs: the node-map draws may run before the first row
                             bar.update(task, description=f"{event.step_key:<18}")
                             if event.step_key == "boards":
                                 t0 = time.perf_counter()  # boards per second of the boards step
-                    rate = self.done * self.samples / max(1e-9, time.perf_counter() - t0)
-                    bar.update(task, completed=self.done, rate=f"{rate:,.0f}" if self.done else "-")
-                    bar.refresh()
+                            show()
+                    show()
                 if stopping:
                     return
                 self.stop.wait(0.5)
