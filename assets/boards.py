@@ -33,9 +33,10 @@ ROWS = dg.BackfillPolicy.single_run()
 PROGRESS = "progress"  # prefix of the per-row log line the nightly's progress bar reads
 
 
-def row_batches(context: dg.AssetExecutionContext, settings: BoardgenSettings) -> list[seeds.SeedBatch]:
-    """The seed batch of every row partition of this step, in partition order."""
-    table = load_table_or_fail(settings)
+def row_batches(context: dg.AssetExecutionContext, settings: BoardgenSettings, table=None) -> list[seeds.SeedBatch]:
+    """The seed batch of every row partition of this step, in partition order
+    (``table``: the validated board_gen table, when the step already has it)."""
+    table = table if table is not None else load_table_or_fail(settings)
     out, missing = [], []
     for partition in context.partition_keys:
         try:

@@ -39,7 +39,8 @@ from .tables import GROUP, load_table_or_fail
 )
 def calibration_report(context: dg.AssetExecutionContext, settings: BoardgenSettings):
     skipped = []
-    for batch in row_batches(context, settings):
+    table = load_table_or_fail(settings)
+    for batch in row_batches(context, settings, table):
         try:
             record, path = report_row.write_row_report(settings.root, batch)
         except (FileNotFoundError, ValueError) as exc:
@@ -52,8 +53,7 @@ def calibration_report(context: dg.AssetExecutionContext, settings: BoardgenSett
     if skipped and len(context.partition_keys) == 1:
         raise dg.Failure(description=skipped[0], allow_retries=False)
     db = views.refresh_views_atomic(settings.root)
-    summary = report_row.every_row_outcome(settings.root, load_table_or_fail(settings), settings.samples,
-                                           settings.master_seed)
+    summary = report_row.every_row_outcome(settings.root, table, settings.samples, settings.master_seed)
     yield dg.MaterializeResult(metadata={"duckdb": dg.MetadataValue.path(str(db))})
     yield from partition_check_events(context, "calibration_report", {}, extra=[summary])
 

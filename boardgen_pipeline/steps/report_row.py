@@ -55,6 +55,7 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
     from boardgen_pipeline.calibration.fingerprints import fingerprints_now, row_key
 
     out = {}
+    published = publish.keys_in(root, "boards")  # once, not a folder walk per row
     for pk, fp in fingerprints_now(table, samples, master_seed).items():
         key = row_key(pk)
         try:
@@ -63,7 +64,7 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
             record = None
         if record is not None and record.get("batch_fingerprint") == fp:
             out[pk] = [name for flag, name in F4_FLAGS if record.get(flag) is False]
-        elif publish.stored_fingerprint(root, key) == fp and key not in publish.keys_in(root, "boards"):
+        elif key not in published and publish.stored_fingerprint(root, key) == fp:
             out[pk] = ["A'"]
         else:
             out[pk] = ["not calibrated"]
