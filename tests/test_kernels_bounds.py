@@ -103,7 +103,9 @@ FUZZ = textwrap.dedent("""
     from boardgen_pipeline.tables.board_gen import BoardGenRow
     rng = np.random.default_rng(int(sys.argv[1]))
     seen = {"cases": 0, "boards": 0, "exits": set()}
-    sizes = [(1, 1, 1), (1, 7, 1), (2, 2, 1), (3, 3, 3), (4, 9, 3), (9, 4, 1), (7, 7, 5), (65, 3, 3), (30, 16, 3)]
+    # 58 and 59 wide: the widest board the closure's bit rows hold, and one more
+    sizes = [(1, 1, 1), (1, 7, 1), (2, 2, 1), (3, 3, 3), (4, 9, 3), (9, 4, 1), (7, 7, 5), (58, 5, 3), (59, 5, 3),
+             (65, 3, 3), (30, 16, 3)]
     for w, h, spawn in sizes + [(int(rng.integers(3, 24)), int(rng.integers(3, 24)), 3) for _ in range(8)]:
         for budget in (1, 2, 33, 40):
             density = float(rng.choice([0.0, 1.0, rng.uniform(0, 1)]))
@@ -134,6 +136,6 @@ def test_fuzz_the_kernels_under_numba_boundscheck(tmp_path):
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["cases"] == 17 * 4
-    assert seen["boards"] == 17 * 4 * 4
+    assert seen["cases"] == 19 * 4
+    assert seen["boards"] == 19 * 4 * 4
     assert set(seen["exits"]) == {"passed", "best_legal", "least_bad"}

@@ -13,8 +13,10 @@ with fog. ``run_batch`` runs many boards of one row in one call (issue 16).
 Every array is sized from the call's arguments and checked before use, so
 no input writes out of bounds (issue 15).
 
-Constraint sets are 3x3 masks around their numbered cell (9 bits). For the
-subset rule two constraints can only be nested when their centres are at
+The closure runs on bit rows (``closure_rows``, one machine word a row) on
+boards up to 58 wide, and cell by cell (``closure_cells``) on wider ones:
+the same fixed point (issue 16). In the cell closure constraint sets are
+3x3 masks around their numbered cell (9 bits). For the subset rule two constraints can only be nested when their centres are at
 Chebyshev distance <= 2, so both fit in a 7x7 window centred on the smaller
 one: the masks are widened to 49 bits there and compared with two ANDs.
 """
@@ -26,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, uint64
+
+from boardgen_pipeline.board.closure_rows import BITS_ROWS, PAD, close_rows, count_rows, load_rows, store_rows
 
 _GAMMA = uint64(0x9E3779B97F4A7C15)
 
@@ -417,8 +421,8 @@ def _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, part
 
 
 @njit(cache=True, error_model="numpy")
-def closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, partners, pcount,
-            stack, inq, fq, pend, cmask, cm, ccnt):
+def closure_cells(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, partners, pcount,
+                  stack, inq, fq, pend, cmask, cm, ccnt):
     """Grow ``rev`` (revealed) and ``known`` (proven mines) to the least fixed
     point of chain + single (+ subset) + fog meta-knowledge.
 
@@ -500,18 +504,44 @@ def closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, par
 
 
 @njit(cache=True, error_model="numpy")
+def closure(rev, known, num, fog, mines, has_fog, use_subset, W, H, nb, nbn, widen, stack, inq, fq, pend, cmask, cm,
+            ccnt, bits, store):
+    """Grow ``rev`` and ``known`` to the closure's least fixed point (R∞ and
+    the proven mines): on bit rows (``closure_rows``) when the board fits
+    them, cell by cell (``closure_cells``) otherwise - the same fixed point
+    either way. Returns ``(|R∞|, |R∞ ∩ F|, proven mines, held)``; ``held``
+    says the fixed point is still only in ``bits`` (``store`` False: an
+    attempt that fails is counted, never looked at again) and
+    ``store_rows`` writes it to ``rev`` and ``known``."""
+    if load_rows(bits, rev, known, mines, fog, has_fog, W, H):
+        close_rows(bits, has_fog, use_subset, H)
+        if store:
+            store_rows(bits, rev, known, W, H)
+        revealed, in_fog, nk = count_rows(bits, H)
+        return revealed, in_fog, nk, not store
+    closure_cells(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
+                  stack, inq, fq, pend, cmask, cm, ccnt)
+    revealed = 0
+    in_fog = 0
+    nk = 0
+    for c in range(W * H):
+        revealed += rev[c]
+        in_fog += rev[c] & fog[c]
+        nk += known[c]
+    return revealed, in_fog, nk, False
+
+
+@njit(cache=True, error_model="numpy")
 def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
-                 num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue):
-    """Numbers, R0 and R∞ of a layout. Returns ``(safe, r0, revealed)``."""
+                 num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue, bits):
+    """Numbers, R0 and R∞ of a layout (R∞ left in ``rev``, the proven mines
+    in ``known``). Returns ``(safe, r0, revealed)``."""
     safe = numbers_of(mines, nb, nbn, num)
     rev[:] = 0
     known[:] = 0
     r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
-    closure(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
-            stack, inq, fq, queue, cmask, cm, ccnt)
-    revealed = 0
-    for c in range(mines.shape[0]):
-        revealed += rev[c]
+    revealed, _, _, _ = closure(rev, known, num, fog, mines, has_fog, use_subset, W, H, nb, nbn, widen, stack, inq,
+                                fq, queue, cmask, cm, ccnt, bits, True)
     return safe, r0, revealed
 
 
@@ -711,7 +741,7 @@ def check_sizes(cand, spawn, N, W, H, budget, nb, mines, a_state, log):
 @njit(cache=True, error_model="numpy")
 def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
               nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
-              r0m, allowed, wcount, comp, buf, region, mark, chain, rows, a_state, log, out):
+              r0m, allowed, wcount, comp, buf, region, mark, chain, rows, bits, a_state, log, out):
     """The attempt loop of SPEC 2.5 (and of SPEC 5 on a fog row) up to the
     first passing attempt.
 
@@ -784,13 +814,8 @@ def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budg
             continue
         # R∞ grows from R0 as flooded above: fog cells are never zeros (fog
         # hides a number), so flooding through fog would give the same R0
-        closure(rev, known, num, fog, nfog > 0, True, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
-                stack, inq, fq, queue, cmask, cm, ccnt)
-        revealed = 0
-        in_fog = 0
-        for c in range(NC):
-            revealed += rev[c]
-            in_fog += rev[c] & fog[c]
+        revealed, in_fog, nk, held = closure(rev, known, num, fog, mines, nfog > 0, True, W, H, nb, nbn, widen,
+                                             stack, inq, fq, queue, cmask, cm, ccnt, bits, False)
         core = revealed - in_fog
         log[k, LOG_REVEALED] = revealed
         log[k, LOG_REVEALED_CORE] = core
@@ -798,9 +823,8 @@ def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budg
         if (np.int64(revealed) * t_den >= t_num * np.int64(max(1, safe))
                 and np.int64(core) * t_den >= t_num * np.int64(max(1, safe - nfog))):
             out[OUT_PASSED] = 1
-            nk = 0
-            for c in range(NC):
-                nk += known[c]
+            if held:
+                store_rows(bits, rev, known, W, H)  # the workspace keeps the passing board's R∞
             out[OUT_KNOWN] = nk
             out[OUT_REVEALED] = revealed
             out[OUT_SAFE] = safe
@@ -820,7 +844,7 @@ def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budg
 @njit(cache=True, error_model="numpy")
 def replay_board(st, draws, cand, spawn, N, W, H, shave_radius, fogp, nb, nbn, widen, mines, num, rev, known,
                  fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue, r0m, allowed, wcount, comp, buf, region,
-                 mark, chain, rows, out):
+                 mark, chain, rows, bits, out):
     """One attempt from the stream state in ``st``, measured whatever its
     legality (the chosen attempt of a ``best_legal`` or ``least_bad`` exit):
     mines, fog when the row has it, then R∞ with fog. Fills ``out`` like a
@@ -846,7 +870,7 @@ def replay_board(st, draws, cand, spawn, N, W, H, shave_radius, fogp, nb, nbn, w
         nfog, placed = place_fog(st, draws, mines, num, r0m, nb, nbn, W, H, fogp[FOG_REGIONS], fogp[FOG_AIM],
                                  allowed, fog, wcount, comp, buf, region, mark)
     safe, r0, revealed = measure_into(mines, fog, nfog > 0, True, spawn, W, H, nb, nbn, widen,
-                                      num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue)
+                                      num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue, bits)
     in_fog = 0
     nk = 0
     for c in range(NC):
@@ -869,7 +893,7 @@ def replay_board(st, draws, cand, spawn, N, W, H, shave_radius, fogp, nb, nbn, w
 @njit(cache=True, error_model="numpy")
 def run_batch(states, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
               nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
-              r0m, allowed, wcount, comp, buf, region, mark, chain, rows, b_astate, b_log,
+              r0m, allowed, wcount, comp, buf, region, mark, chain, rows, bits, b_astate, b_log,
               b_out, b_state, b_mines, b_fog):
     """``run_board`` for every stream state of ``states`` (draw counts start
     at 0): one call for a row's whole batch, so the per-call cost of a
@@ -893,7 +917,7 @@ def run_batch(states, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget,
         draws[0] = 0
         run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
                   nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
-                  r0m, allowed, wcount, comp, buf, region, mark, chain, rows, b_astate[b], b_log[b], out)
+                  r0m, allowed, wcount, comp, buf, region, mark, chain, rows, bits, b_astate[b], b_log[b], out)
         for i in range(OUT_SIZE):
             b_out[b, i] = out[i]
         b_state[b] = st[0]
@@ -1011,6 +1035,7 @@ class Workspace:
         self.mark = np.zeros(nc, np.int64)
         self.chain = np.zeros(nc, np.uint8)
         self.rows = np.zeros(2 * height, np.uint64)
+        self.bits = np.zeros((BITS_ROWS, height + 2 * PAD), np.uint64)  # the closure's bit rows
         self._state = np.zeros(1, np.uint64)
         self._draws = np.zeros(1, np.int64)
         self._out = np.zeros(OUT_SIZE, np.int64)
@@ -1027,7 +1052,7 @@ class Workspace:
     def _scratch(self) -> tuple:
         return (self.nb, self.nbn, WIDEN, self.mines, self.num, self.rev, self.known, self.fog, self.seen,
                 self.work, self.fq, self.cmask, self.cm, self.ccnt, self.stack, self.inq, self.queue,
-                self.r0m, self.allowed, self.wcount, self.comp, self.buf, self.region, self.mark, self.chain, self.rows)
+                self.r0m, self.allowed, self.wcount, self.comp, self.buf, self.region, self.mark, self.chain, self.rows, self.bits)
 
     def run_attempts(self, stream, n: int, shave_radius: int, min_safe: int, r0_cap: int, budget: int,
                      target: Fraction, fog=(0, 0)) -> AttemptLog:
@@ -1120,5 +1145,6 @@ class Workspace:
         safe, r0, revealed = measure_into(
             m, fog, bool(fog.any()), use_subset, self.spawn, self.width, self.height, self.nb, self.nbn, WIDEN,
             self.num, self.rev, self.known, self.fq, self.cmask, self.cm, self.ccnt, self.stack, self.inq, self.queue,
+            self.bits,
         )
         return int(safe), int(r0), int(revealed)

@@ -1,0 +1,289 @@
+"""The ``single_subset`` closure on bit rows (seed 001 F1, SPEC 2.3; issue 16).
+
+The same least fixed point as ``kernels.closure_cells`` - chain through
+zeros, the single rule, the subset rule between constraints at Chebyshev
+distance <= 2, fog meta-knowledge (fog is known safe, opened next to
+anything opened, hides its number so is never a constraint) - computed on
+boards up to ``MAX_WIDTH`` wide with one machine word a row.
+
+Why it is the same fixed point: every fact the closure derives is true of
+the board (revealed cells are safe, proven cells are mines), so the mines
+still to find around a constraint are exactly the board's mines among its
+unknown neighbours. The single rule on constraint ``c`` ("m == 0: every
+unknown neighbour is safe"; "m == unknowns: all are mines") is therefore
+"no unknown mine next to c" / "no unknown safe cell next to c", and the
+subset rule between ``a`` and ``b`` (U(a) inside U(b), D = U(b) - U(a)
+holds m_b - m_a mines; 0 or |D| settles D) is "D holds no mine" / "D holds
+only mines". Each rule now tests a whole row of constraints with a few word
+operations (the 3x3 neighbourhoods are shifted ORs of rows), without
+counting. The fixed point does not depend on the order the rules are
+applied in (seed 001 F1 note 5), so the rows and known mines come out equal
+to the cell-by-cell closure's, bit for bit; the tests hold them equal on
+random boards with and without fog.
+
+Rows are stored with ``PAD`` empty bits on the right and ``PAD`` empty rows
+above and below, so the 7x7 window of any cell is read without a bound test.
+Layout of the scratch ``bits`` (rows of ``H + 2 * PAD`` words): ``B_REV``
+revealed, ``B_KNOWN`` proven mines, ``B_MINE`` the board's mines, ``B_FOG``
+fog, ``B_FULL`` the board's cells, ``B_SUBSET`` constraints whose subset
+relations may have changed, ``B_DIRTY`` rows whose single rule and fog rule
+must run again (0 / 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, uint64
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+PAD = 3
+MAX_WIDTH = 64 - 2 * PAD
+(B_REV, B_KNOWN, B_MINE, B_FOG, B_FULL, B_SUBSET, B_DIRTY) = range(7)
+BITS_ROWS = 7
+
+_ONE = uint64(1)
+_SEVEN = uint64(0x7F)
+
+
+def _window_tables():
+    """In the 7x7 window of constraint ``a`` (bit ``7 * dy + dx``, ``a`` at
+    (3, 3)), for each of the 24 offsets of a second constraint ``b`` within
+    Chebyshev 2: the cells around ``a`` but not ``b`` (``A_ONLY``), around
+    ``b`` but not ``a`` (``B_ONLY``), and ``b`` itself (``B_CELL``)."""
+
+    def block(cx, cy):
+        return {(cx + dx, cy + dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)}
+
+    def bits(cells):
+        return sum(1 << (7 * y + x) for x, y in cells)
+
+    offsets = [(ox, oy) for oy in range(-2, 3) for ox in range(-2, 3) if (ox, oy) != (0, 0)]
+    a = block(3, 3)
+    a_only = np.array([bits(a - block(3 + ox, 3 + oy)) for ox, oy in offsets], dtype=np.uint64)
+    b_only = np.array([bits(block(3 + ox, 3 + oy) - a) for ox, oy in offsets], dtype=np.uint64)
+    b_cell = np.array([bits({(3 + ox, 3 + oy)}) for ox, oy in offsets], dtype=np.uint64)
+    return a_only, b_only, b_cell, uint64(bits(a))
+
+
+A_ONLY, B_ONLY, B_CELL, AROUND = _window_tables()
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _wide(x):
+    """A row's cells and their left and right neighbours."""
+    return x | (x << _ONE) | (x >> _ONE)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _mark(bits, r, new):
+    """Cells ``new`` of padded row ``r`` changed: the single and fog rules of
+    rows r-1..r+1 run again, and the subset relations of every constraint
+    within Chebyshev 3 (whose 7x7 window holds a changed cell)."""
+    for q in range(r - 1, r + 2):
+        bits[B_DIRTY, q] = 1
+    w = new | (new << _ONE) | (new >> _ONE)
+    w = w | (w << _ONE) | (w >> _ONE)
+    w = w | (w << _ONE) | (w >> _ONE)
+    for q in range(r - 3, r + 4):
+        bits[B_SUBSET, q] |= w
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _unknown(bits, q):
+    """Row ``q``'s cells neither revealed nor proven mines."""
+    return bits[B_FULL, q] & ~(bits[B_REV, q] | bits[B_KNOWN, q])
+
+
+@njit(cache=True, error_model="numpy")
+def _single_row(bits, p, has_fog):
+    """The single rule for the constraints of padded row ``p`` and the fog
+    rule for its cells. Returns whether anything changed."""
+    u0 = _unknown(bits, p - 1)
+    u1 = _unknown(bits, p)
+    u2 = _unknown(bits, p + 1)
+    near_mine = _wide(u0 & bits[B_MINE, p - 1]) | _wide(u1 & bits[B_MINE, p]) | _wide(u2 & bits[B_MINE, p + 1])
+    near_safe = _wide(u0 & ~bits[B_MINE, p - 1]) | _wide(u1 & ~bits[B_MINE, p]) | _wide(u2 & ~bits[B_MINE, p + 1])
+    cons = bits[B_REV, p] & ~bits[B_FOG, p]
+    settled_safe = cons & ~near_mine & near_safe  # m == 0: every unknown neighbour is safe
+    settled_mine = cons & ~near_safe & near_mine  # m == unknowns: every one is a mine
+    changed = False
+    if settled_safe:
+        w = _wide(settled_safe)
+        for q in range(p - 1, p + 2):
+            new = w & _unknown(bits, q) & ~bits[B_MINE, q]
+            if new:
+                bits[B_REV, q] |= new
+                _mark(bits, q, new)
+                changed = True
+    if settled_mine:
+        w = _wide(settled_mine)
+        for q in range(p - 1, p + 2):
+            new = w & _unknown(bits, q) & bits[B_MINE, q]
+            if new:
+                bits[B_KNOWN, q] |= new
+                _mark(bits, q, new)
+                changed = True
+    if has_fog:
+        near = _wide(bits[B_REV, p - 1]) | _wide(bits[B_REV, p]) | _wide(bits[B_REV, p + 1])
+        new = bits[B_FOG, p] & ~bits[B_REV, p] & near
+        if new:
+            bits[B_REV, p] |= new
+            _mark(bits, p, new)
+            changed = True
+    return changed
+
+
+@njit(cache=True, error_model="numpy")
+def _subset_cell(bits, p, x, a_only, b_only, b_cell, around):
+    """The subset rule between the constraint at (padded) ``x, p`` and each
+    constraint within Chebyshev 2, deductions applied at once. Returns
+    whether anything changed."""
+    changed = False
+    s = uint64(x - PAD)
+    while True:
+        # the 7x7 windows around the cell (bit 7 * dy + dx): unknown cells,
+        # the board's mines, constraints (revealed cells that show a number)
+        unknown = uint64(0)
+        mine_w = uint64(0)
+        cons_w = uint64(0)
+        for dy in range(7):
+            q = p - PAD + dy
+            at = uint64(7 * dy)
+            rk = bits[B_REV, q]
+            unknown |= (((bits[B_FULL, q] & ~(rk | bits[B_KNOWN, q])) >> s) & _SEVEN) << at
+            mine_w |= ((bits[B_MINE, q] >> s) & _SEVEN) << at
+            cons_w |= (((rk & ~bits[B_FOG, q]) >> s) & _SEVEN) << at
+        if unknown & around == 0:
+            return changed
+        found = False
+        for i in range(a_only.shape[0]):
+            if cons_w & b_cell[i] == 0 or unknown & a_only[i]:
+                continue  # b is not a constraint, or U(a) is not inside U(b)
+            d = unknown & b_only[i]
+            if d == 0:
+                continue  # U(a) == U(b): nothing to learn
+            if d & mine_w == 0:
+                target = B_REV  # D holds m_b - m_a == 0 mines: all safe
+            elif d & ~mine_w == 0:
+                target = B_KNOWN  # D holds |D| mines
+            else:
+                continue
+            for dy in range(7):
+                new = ((d >> uint64(7 * dy)) & _SEVEN) << s
+                if new:
+                    q = p - PAD + dy
+                    bits[target, q] |= new
+                    _mark(bits, q, new)
+            found = True
+            break
+        if not found:
+            return changed
+        changed = True  # the windows changed: read them again
+
+
+@njit(cache=True, error_model="numpy")
+def load_rows(bits, rev, known, mines, fog, has_fog, W, H):
+    """Fill ``bits`` from the cell arrays. Returns False (and the caller
+    keeps to the cell-by-cell closure) when the rows cannot hold the board or
+    a fact given is not true of it (a revealed mine, a proven safe cell)."""
+    if W < 1 or W > MAX_WIDTH or bits.shape[0] < BITS_ROWS or bits.shape[1] < H + 2 * PAD:
+        return False
+    bits[:, :] = 0
+    for y in range(H):
+        p = y + PAD
+        r = uint64(0)
+        k = uint64(0)
+        m = uint64(0)
+        f = uint64(0)
+        for x in range(W):
+            c = y * W + x
+            b = _ONE << uint64(x + PAD)
+            if rev[c]:
+                r |= b
+            if known[c]:
+                k |= b
+            if mines[c]:
+                m |= b
+            if has_fog and fog[c]:
+                f |= b
+        if (r & m) or (k & ~m):
+            return False
+        bits[B_REV, p] = r
+        bits[B_KNOWN, p] = k
+        bits[B_MINE, p] = m
+        bits[B_FOG, p] = f
+        bits[B_FULL, p] = ((_ONE << uint64(W)) - _ONE) << uint64(PAD)
+        bits[B_SUBSET, p] = bits[B_FULL, p]
+        bits[B_DIRTY, p] = 1
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def close_rows(bits, has_fog, use_subset, H):
+    """Grow ``B_REV`` and ``B_KNOWN`` to the least fixed point: single and
+    fog rules row by row until no row is dirty, then the subset rule on the
+    constraints whose surroundings changed; again until neither changes."""
+    while True:
+        dirty = True
+        while dirty:
+            dirty = False
+            for p in range(PAD, H + PAD):
+                if bits[B_DIRTY, p]:
+                    bits[B_DIRTY, p] = 0
+                    if _single_row(bits, p, has_fog):
+                        dirty = True
+            for p in range(PAD, H + PAD):
+                if bits[B_DIRTY, p]:
+                    dirty = True  # marked by a row below after its pass
+                    break
+        if not use_subset:
+            return
+        changed = False
+        for p in range(PAD, H + PAD):
+            u = bits[B_FULL, p - 1] & ~(bits[B_REV, p - 1] | bits[B_KNOWN, p - 1])
+            u |= bits[B_FULL, p] & ~(bits[B_REV, p] | bits[B_KNOWN, p])
+            u |= bits[B_FULL, p + 1] & ~(bits[B_REV, p + 1] | bits[B_KNOWN, p + 1])
+            todo = bits[B_SUBSET, p] & bits[B_REV, p] & ~bits[B_FOG, p] & _wide(u)
+            bits[B_SUBSET, p] = 0
+            while todo:
+                low = todo & (~todo + _ONE)
+                todo ^= low
+                x = int(trailing_zeros(low))
+                if _subset_cell(bits, p, x, A_ONLY, B_ONLY, B_CELL, AROUND):
+                    changed = True
+        if not changed:
+            return
+
+
+@njit(cache=True, error_model="numpy")
+def count_rows(bits, H):
+    """``(revealed, revealed fog cells, proven mines)`` of the rows."""
+    revealed = 0
+    in_fog = 0
+    known = 0
+    for p in range(PAD, H + PAD):
+        r = bits[B_REV, p]
+        f = r & bits[B_FOG, p]
+        k = bits[B_KNOWN, p]
+        while r:
+            r &= r - _ONE
+            revealed += 1
+        while f:
+            f &= f - _ONE
+            in_fog += 1
+        while k:
+            k &= k - _ONE
+            known += 1
+    return revealed, in_fog, known
+
+
+@njit(cache=True, error_model="numpy")
+def store_rows(bits, rev, known, W, H):
+    """Write the revealed and proven cells back to the cell arrays."""
+    for y in range(H):
+        r = bits[B_REV, y + PAD] >> uint64(PAD)
+        k = bits[B_KNOWN, y + PAD] >> uint64(PAD)
+        for x in range(W):
+            c = y * W + x
+            rev[c] = np.uint8((r >> uint64(x)) & _ONE)
+            known[c] = np.uint8((k >> uint64(x)) & _ONE)
