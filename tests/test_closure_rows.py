@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from boardgen_pipeline.board import closure_rows, kernels
+from boardgen_pipeline.board import closure_rows, difficulty, kernels
 from boardgen_pipeline.board.geometry import neighbour_arrays
 from boardgen_pipeline.board.solver import spawn_square
 
@@ -108,3 +108,33 @@ def test_boards_the_rows_cannot_hold_go_cell_by_cell(case):
     if case != "revealed mine":
         cells, rows, _ = _both(ws, mines, fog, True, bits)
         assert np.array_equal(cells[0], rows[0]) and np.array_equal(cells[1], rows[1])
+
+
+@pytest.mark.parametrize("width,height", [(30, 16), (12, 12), (9, 9), (58, 7), (5, 30)])
+def test_waves_on_rows_count_the_waves_of_the_cell_version(width, height):
+    # solve_rounds and subset_steps (issue 17) on rows: the same counts and
+    # the same fixed point as difficulty.waves, with and without fog
+    nb, nbn, spawn = difficulty._arrays(width, height, 3)
+    rng = np.random.default_rng(width * 7 + height)
+    bits = np.zeros((closure_rows.BITS_ROWS, height + 2 * closure_rows.PAD), np.uint64)
+    with_subset = 0
+    for i in range(200):
+        mines = (rng.random(width * height) < (0.1, 0.15, 0.2, 0.25)[i % 4]).astype(np.uint8)
+        mines[spawn] = 0
+        fog = np.zeros(width * height, np.uint8)
+        if i % 3 == 0:
+            fog = ((rng.random(width * height) < 0.1) & (mines == 0)).astype(np.uint8)
+        num = np.zeros(width * height, np.int32)
+        kernels.numbers_of(mines, nb, nbn, num)
+        rev = np.zeros(width * height, np.uint8)
+        known = np.zeros(width * height, np.uint8)
+        difficulty._spawn_open(spawn, rev, num, fog, nb, nbn)
+        rows_rev, rows_known = rev.copy(), known.copy()
+        cells = difficulty.waves(rev, known, num, fog, width, height, nb, nbn, difficulty._WIDEN)
+        assert closure_rows.load_rows(bits, rows_rev, rows_known, mines, fog, bool(fog.any()), width, height)
+        rows = closure_rows.waves_rows(bits, bool(fog.any()), height)
+        closure_rows.store_rows(bits, rows_rev, rows_known, width, height)
+        assert rows == cells, f"board {i}"
+        assert np.array_equal(rev, rows_rev) and np.array_equal(known, rows_known), f"board {i}"
+        with_subset += cells[1] > 0
+    assert with_subset > 10  # subset waves were exercised

@@ -229,3 +229,25 @@ def test_fog_boards_get_figures():
         g = generate_from_row(row, 3, derive_at("board_gen", i))
         full = difficulty.compute(12, 12, 3, g.board.mines, g.board.fog)
         assert g.board.fog and full["r_infinity"] == g.metrics["revealed"]
+
+
+def test_figures_of_a_batch_equal_one_call_per_board():
+    # the batch entry point computes the figures of a chunk in one kernel
+    # call; they must be each board's own, and skipped boards get None
+    rng = np.random.default_rng(3)
+    for width, height, fog_p in ((12, 12, 0.0), (16, 16, 0.08), (70, 9, 0.05)):
+        nb = width * height
+        mines = (rng.random((24, nb)) < 0.2).astype(np.uint8)
+        fog = ((rng.random((24, nb)) < fog_p) & (mines == 0)).astype(np.uint8)
+        spawn = difficulty._arrays(width, height, 3)[2]
+        mines[:, spawn] = 0
+        fog[:, spawn] = 0
+        todo = np.arange(24) % 5 != 4
+        got = difficulty.figures_batch(width, height, 3, mines, fog, todo)
+        for b in range(24):
+            if not todo[b]:
+                assert got[b] is None
+                continue
+            one = difficulty.compute(width, height, 3, mines[b].tobytes(), np.flatnonzero(fog[b]).tolist())
+            assert got[b] == {k: one[k] for k in difficulty.FIELDS}
+            assert list(got[b]) == list(difficulty.FIELDS)

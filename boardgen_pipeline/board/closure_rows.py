@@ -27,7 +27,13 @@ Layout of the scratch ``bits`` (rows of ``H + 2 * PAD`` words): ``B_REV``
 revealed, ``B_KNOWN`` proven mines, ``B_MINE`` the board's mines, ``B_FOG``
 fog, ``B_FULL`` the board's cells, ``B_SUBSET`` constraints whose subset
 relations may have changed, ``B_DIRTY`` rows whose single rule and fog rule
-must run again (0 / 1).
+must run again (0 / 1); for ``waves_rows``: ``B_ZERO`` the zeros that chain
+(not fog), ``B_SAFE_MARK`` / ``B_MINE_MARK`` a wave's deductions,
+``B_NEW`` the cells opened last.
+
+``waves_rows`` is ``difficulty.waves`` on the same rows (issue 17's
+``solve_rounds`` and ``subset_steps``): each wave reads every constraint as
+it was at the wave's start, which on rows is one pass over the board.
 """
 
 from __future__ import annotations
@@ -38,8 +44,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 PAD = 3
 MAX_WIDTH = 64 - 2 * PAD
-(B_REV, B_KNOWN, B_MINE, B_FOG, B_FULL, B_SUBSET, B_DIRTY) = range(7)
-BITS_ROWS = 7
+(B_REV, B_KNOWN, B_MINE, B_FOG, B_FULL, B_SUBSET, B_DIRTY, B_ZERO, B_SAFE_MARK, B_MINE_MARK, B_NEW) = range(11)
+BITS_ROWS = 11
 
 _ONE = uint64(1)
 _SEVEN = uint64(0x7F)
@@ -179,6 +185,151 @@ def _subset_cell(bits, p, x, a_only, b_only, b_cell, around):
         if not found:
             return changed
         changed = True  # the windows changed: read them again
+
+
+@njit(cache=True, error_model="numpy")
+def _subset_marks(bits, p, x, a_only, b_only, b_cell, around):
+    """The subset rule between the constraint at (padded) ``x, p`` and each
+    constraint within Chebyshev 2 as a wave applies it: deductions go to the
+    wave's marks, the board is left as it was at the wave's start."""
+    s = uint64(x - PAD)
+    unknown = uint64(0)
+    mine_w = uint64(0)
+    cons_w = uint64(0)
+    for dy in range(7):
+        q = p - PAD + dy
+        at = uint64(7 * dy)
+        rk = bits[B_REV, q]
+        unknown |= (((bits[B_FULL, q] & ~(rk | bits[B_KNOWN, q])) >> s) & _SEVEN) << at
+        mine_w |= ((bits[B_MINE, q] >> s) & _SEVEN) << at
+        cons_w |= (((rk & ~bits[B_FOG, q]) >> s) & _SEVEN) << at
+    if unknown & around == 0:
+        return
+    for i in range(a_only.shape[0]):
+        if cons_w & b_cell[i] == 0 or unknown & a_only[i]:
+            continue
+        d = unknown & b_only[i]
+        if d == 0:
+            continue
+        if d & mine_w == 0:
+            target = B_SAFE_MARK
+        elif d & ~mine_w == 0:
+            target = B_MINE_MARK
+        else:
+            continue
+        for dy in range(7):
+            bits[target, p - PAD + dy] |= ((d >> uint64(7 * dy)) & _SEVEN) << s
+
+
+@njit(cache=True, error_model="numpy")
+def _open_new(bits, H):
+    """Chain from the cells in ``B_NEW`` (just opened): a zero opens its
+    neighbours (fog never chains), fog next to anything opened opens (fog is
+    known safe), until nothing more opens."""
+    more = True
+    while more:
+        more = False
+        for p in range(PAD, H + PAD):
+            f0 = bits[B_NEW, p - 1]
+            f1 = bits[B_NEW, p]
+            f2 = bits[B_NEW, p + 1]
+            zeros = _wide(f0 & bits[B_ZERO, p - 1]) | _wide(f1 & bits[B_ZERO, p]) | _wide(f2 & bits[B_ZERO, p + 1])
+            near = _wide(f0) | _wide(f1) | _wide(f2)
+            bits[B_SAFE_MARK, p] = (zeros | (near & bits[B_FOG, p])) & _unknown(bits, p)
+        for p in range(PAD, H + PAD):
+            new = bits[B_SAFE_MARK, p]
+            bits[B_NEW, p] = new
+            bits[B_SAFE_MARK, p] = 0
+            if new:
+                bits[B_REV, p] |= new
+                more = True
+
+
+@njit(cache=True, error_model="numpy")
+def _popcount(v):
+    n = 0
+    while v:
+        v &= v - _ONE
+        n += 1
+    return n
+
+
+@njit(cache=True, error_model="numpy")
+def waves_rows(bits, has_fog, H):
+    """``difficulty.waves`` on rows filled by ``load_rows`` (in place):
+    returns ``(solve_rounds, subset_steps)``, both counted up to the last
+    wave that revealed a cell."""
+    for p in range(PAD, H + PAD):
+        near_mine = _wide(bits[B_MINE, p - 1]) | _wide(bits[B_MINE, p]) | _wide(bits[B_MINE, p + 1])
+        bits[B_ZERO, p] = bits[B_FULL, p] & ~near_mine & ~bits[B_FOG, p]
+        bits[B_SAFE_MARK, p] = 0
+        bits[B_MINE_MARK, p] = 0
+        bits[B_NEW, p] = 0
+    if has_fog:  # fog next to the revealed cells opens before the first wave
+        for p in range(PAD, H + PAD):
+            near = _wide(bits[B_REV, p - 1]) | _wide(bits[B_REV, p]) | _wide(bits[B_REV, p + 1])
+            bits[B_NEW, p] = bits[B_FOG, p] & ~bits[B_REV, p] & near
+        for p in range(PAD, H + PAD):
+            bits[B_REV, p] |= bits[B_NEW, p]
+        _open_new(bits, H)
+    rounds = 0
+    subset = 0
+    last_rounds = 0
+    last_subset = 0
+    while True:
+        marked = False
+        for p in range(PAD, H + PAD):  # a single wave: every constraint at once
+            u0 = _unknown(bits, p - 1)
+            u1 = _unknown(bits, p)
+            u2 = _unknown(bits, p + 1)
+            near_mine = _wide(u0 & bits[B_MINE, p - 1]) | _wide(u1 & bits[B_MINE, p]) | _wide(u2 & bits[B_MINE, p + 1])
+            near_safe = _wide(u0 & ~bits[B_MINE, p - 1]) | _wide(u1 & ~bits[B_MINE, p]) | _wide(u2 & ~bits[B_MINE, p + 1])
+            cons = bits[B_REV, p] & ~bits[B_FOG, p]
+            settled_safe = _wide(cons & ~near_mine & near_safe)
+            settled_mine = _wide(cons & ~near_safe & near_mine)
+            if settled_safe:
+                marked = True
+                bits[B_SAFE_MARK, p - 1] |= settled_safe & u0 & ~bits[B_MINE, p - 1]
+                bits[B_SAFE_MARK, p] |= settled_safe & u1 & ~bits[B_MINE, p]
+                bits[B_SAFE_MARK, p + 1] |= settled_safe & u2 & ~bits[B_MINE, p + 1]
+            if settled_mine:
+                marked = True
+                bits[B_MINE_MARK, p - 1] |= settled_mine & u0 & bits[B_MINE, p - 1]
+                bits[B_MINE_MARK, p] |= settled_mine & u1 & bits[B_MINE, p]
+                bits[B_MINE_MARK, p + 1] |= settled_mine & u2 & bits[B_MINE, p + 1]
+        by_subset = not marked
+        if by_subset:  # nothing single: a subset wave, every pair at once
+            for p in range(PAD, H + PAD):
+                u = _unknown(bits, p - 1) | _unknown(bits, p) | _unknown(bits, p + 1)
+                todo = bits[B_REV, p] & ~bits[B_FOG, p] & _wide(u)
+                while todo:
+                    low = todo & (~todo + _ONE)
+                    todo ^= low
+                    _subset_marks(bits, p, int(trailing_zeros(low)), A_ONLY, B_ONLY, B_CELL, AROUND)
+            for p in range(PAD, H + PAD):
+                if bits[B_SAFE_MARK, p] | bits[B_MINE_MARK, p]:
+                    marked = True
+                    break
+        if not marked:
+            return last_rounds, last_subset
+        rounds += 1
+        revealed_any = False
+        for p in range(PAD, H + PAD):
+            safe = bits[B_SAFE_MARK, p]
+            mines = bits[B_MINE_MARK, p]
+            if by_subset:
+                subset += _popcount(safe | mines)
+            bits[B_KNOWN, p] |= mines
+            bits[B_REV, p] |= safe
+            bits[B_NEW, p] = safe
+            bits[B_SAFE_MARK, p] = 0
+            bits[B_MINE_MARK, p] = 0
+            if safe:
+                revealed_any = True
+        if revealed_any:
+            _open_new(bits, H)
+            last_rounds = rounds
+            last_subset = subset
 
 
 @njit(cache=True, error_model="numpy")

@@ -47,6 +47,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit, uint64
 
+from boardgen_pipeline.board.closure_rows import BITS_ROWS, PAD, close_rows, load_rows, store_rows, waves_rows
 from boardgen_pipeline.board.geometry import neighbour_arrays, parse_layout
 from boardgen_pipeline.board.kernels import numbers_of
 from boardgen_pipeline.board.solver import spawn_square
@@ -514,10 +515,21 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
 
 
 @njit(cache=True, error_model="numpy")
-def full_logic(rev, known, num, fog, mines_total, safe, W, H, nb, nbn, widen, budget):
+def _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, widen, bits):
+    """The ``single_subset`` closure from the current state (in place), on bit
+    rows when the board fits them (the same fixed point as ``waves``)."""
+    if load_rows(bits, rev, known, mines, fog, has_fog, W, H):
+        close_rows(bits, has_fog, True, H)
+        store_rows(bits, rev, known, W, H)
+    else:
+        waves(rev, known, num, fog, W, H, nb, nbn, widen)
+
+
+@njit(cache=True, error_model="numpy")
+def full_logic(rev, known, num, fog, mines, has_fog, mines_total, safe, W, H, nb, nbn, widen, bits, budget):
     """Complete logic from the current state to its fixed point (in place):
-    exact passes with ``single_subset`` waves between them (they are cheap
-    and shrink the components). Returns ``(all safe cells revealed, nodes
+    exact passes with the ``single_subset`` closure between them (it is cheap
+    and shrinks the components). Returns ``(all safe cells revealed, nodes
     used)``; nodes is -1 when the budget was exhausted somewhere."""
     used = 0
     over = False
@@ -534,7 +546,7 @@ def full_logic(rev, known, num, fog, mines_total, safe, W, H, nb, nbn, widen, bu
             used += nodes
         if settled == 0:
             break
-        waves(rev, known, num, fog, W, H, nb, nbn, widen)
+        _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, widen, bits)
     revealed = 0
     for c in range(W * H):
         revealed += rev[c]
@@ -586,15 +598,50 @@ def _figures(mines, fog, spawn, W, H, nb, nbn, widen, budget, out):
     rev = np.zeros(nc, np.uint8)
     known = np.zeros(nc, np.uint8)
     _spawn_open(spawn, rev, num, fog, nb, nbn)
-    out[2], out[3] = waves(rev, known, num, fog, W, H, nb, nbn, widen)
+    has_fog = False
+    for c in range(nc):
+        if fog[c]:
+            has_fog = True
+            break
+    # the waves on bit rows when the board fits them (issue 16): the same
+    # waves, counts and fixed point as the cell version
+    bits = np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64)
+    if load_rows(bits, rev, known, mines, fog, has_fog, W, H):
+        out[2], out[3] = waves_rows(bits, has_fog, H)
+        store_rows(bits, rev, known, W, H)
+    else:
+        out[2], out[3] = waves(rev, known, num, fog, W, H, nb, nbn, widen)
     revealed = 0
     for c in range(nc):
         revealed += rev[c]
     out[5] = revealed
     total = nc - safe
-    solvable, nodes = full_logic(rev, known, num, fog, total, safe, W, H, nb, nbn, widen, budget)
+    solvable, nodes = full_logic(rev, known, num, fog, mines, has_fog, total, safe, W, H, nb, nbn, widen, bits, budget)
     out[4] = 1 if solvable else 0
     out[6] = nodes
+
+
+@njit(cache=True, error_model="numpy")
+def _figures_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, out):
+    """``_figures`` of every board ``b`` of a batch with ``todo[b]`` (rows of
+    ``mines``, ``fog`` and ``out``): one kernel call for a row's batch."""
+    for b in range(mines.shape[0]):
+        if todo[b]:
+            _figures(mines[b], fog[b], spawn, W, H, nb, nbn, widen, budget, out[b])
+
+
+def figures_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, fog: np.ndarray,
+                  todo: np.ndarray) -> list[dict | None]:
+    """``figures`` of the boards of a batch (rows of ``mines`` and ``fog``,
+    uint8 per cell) where ``todo`` is set, None elsewhere: the same figures
+    as one call per board, without the per-board kernel call."""
+    nb, nbn, spawn = _arrays(width, height, spawn_side)
+    todo = np.ascontiguousarray(todo, np.uint8)
+    out = np.zeros((mines.shape[0], 7), np.int64)
+    _figures_batch(np.ascontiguousarray(mines, np.uint8), np.ascontiguousarray(fog, np.uint8), todo, spawn, width,
+                   height, nb, nbn, _WIDEN, NODE_BUDGET, out)
+    return [{"bbbv": r[0], "openings": r[1], "subset_steps": r[3], "solve_rounds": r[2],
+             "solvable_full_logic": bool(r[4])} if t else None for r, t in zip(out.tolist(), todo.tolist())]
 
 
 def compute(width: int, height: int, spawn_side: int, mines, fog=(), budget: int = NODE_BUDGET) -> dict:

@@ -308,6 +308,8 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
         summary = res.summary.tolist()
         layouts = _layouts(res.mines, res.fog, W, H)
         fog_cells = _fog_cells(res.fog) if regions else None
+        passed = res.summary[:, kernels.OUT_PASSED]
+        figures = difficulty.figures_batch(W, H, spawn_side, res.mines, res.fog, passed)
         for i, scope in enumerate(part):
             s = summary[i]
             if not s[kernels.OUT_PASSED] or template is None:
@@ -353,7 +355,7 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                 m["inferability_core"] = revealed / safe
                 m["safe_core"] = safe
             board = Board(W, H, spawn_side, res.mines[i].tobytes(), fog)
-            m.update(difficulty.figures(board))  # the template's keys, this board's difficulty figures
+            m.update(figures[i])  # the template's keys, this board's difficulty figures
             out.append(Generated(board, m))
     return out
 
