@@ -339,7 +339,7 @@ def load_rows(bits, rev, known, mines, fog, has_fog, W, H):
     a fact given is not true of it (a revealed mine, a proven safe cell)."""
     if W < 1 or W > MAX_WIDTH or bits.shape[0] < BITS_ROWS or bits.shape[1] < H + 2 * PAD:
         return False
-    bits[:, :] = 0
+    bits[:BITS_ROWS, :] = 0
     for y in range(H):
         p = y + PAD
         r = uint64(0)

@@ -29,47 +29,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, uint64
 
-from boardgen_pipeline.board.closure_rows import BITS_ROWS, PAD, close_rows, count_rows, load_rows, store_rows
-
-_GAMMA = uint64(0x9E3779B97F4A7C15)
-
-
-_M1 = uint64(0xBF58476D1CE4E5B9)
-
-
-_M2 = uint64(0x94D049BB133111EB)
-
-
-_S30 = uint64(30)
-
-
-_S27 = uint64(27)
-
-
-_S31 = uint64(31)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _next(st):
-    """SplitMix64 step on a one-element uint64 array; returns the output."""
-    s = st[0] + _GAMMA
-    st[0] = s
-    z = s
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
-
-
-@njit(cache=True, error_model="numpy")
-def below(st, draws, n):
-    """Uniform in [0, n) by rejection (rng.Stream.below)."""
-    nn = uint64(n)
-    threshold = (uint64(0) - nn) % nn  # 2**64 mod n
-    while True:
-        x = _next(st)
-        draws[0] += 1
-        if x >= threshold:
-            return np.int64(x % nn)
+from boardgen_pipeline.board.closure_rows import PAD, close_rows, count_rows, load_rows, store_rows
+from boardgen_pipeline.board.fog_rows import FOG_BITS_ROWS, place_fog_rows
+from boardgen_pipeline.board.rng_kernels import below
 
 
 def _widen_table():
@@ -699,6 +661,19 @@ def place_fog(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allow
 
 
 @njit(cache=True, error_model="numpy")
+def fog_step(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allowed, fog, wcount, comp, buf, region,
+             mark, bits):
+    """The fog step of an attempt: on bit rows (``fog_rows``) when the board
+    fits them, cell by cell (``place_fog``) otherwise - the same regions from
+    the same draws. Returns ``(fog cells, regions placed)``."""
+    nfog, placed = place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcount, region, bits)
+    if nfog >= 0:
+        return nfog, placed
+    return place_fog(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allowed, fog, wcount, comp, buf,
+                     region, mark)
+
+
+@njit(cache=True, error_model="numpy")
 def fog_budget(mines, num, r0, fog, nb, nbn, chain):
     """Seed 001 F3 (``fog.fog_budget``): ``(|F - Chain0|, max(1, |S - Chain0|))``
     where Chain0 is R0, every safe zero and every safe neighbour of one."""
@@ -792,8 +767,8 @@ def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budg
             log[k, LOG_UNREACH] = unreach
             for c in range(NC):
                 r0m[c] = rev[c]
-            nfog, placed = place_fog(st, draws, mines, num, r0m, nb, nbn, W, H, regions, fogp[FOG_AIM],
-                                     allowed, fog, wcount, comp, buf, region, mark)
+            nfog, placed = fog_step(st, draws, mines, num, r0m, nb, nbn, W, H, regions, fogp[FOG_AIM],
+                                    allowed, fog, wcount, comp, buf, region, mark, bits)
             log[k, LOG_FOG] = nfog
         # legality gates, cheapest first; an illegal attempt is counted under
         # the first gate it fails (GATE_ORDER), and never scored
@@ -867,8 +842,8 @@ def replay_board(st, draws, cand, spawn, N, W, H, shave_radius, fogp, nb, nbn, w
     nfog = 0
     placed = 0
     if fogp[FOG_REGIONS] > 0:
-        nfog, placed = place_fog(st, draws, mines, num, r0m, nb, nbn, W, H, fogp[FOG_REGIONS], fogp[FOG_AIM],
-                                 allowed, fog, wcount, comp, buf, region, mark)
+        nfog, placed = fog_step(st, draws, mines, num, r0m, nb, nbn, W, H, fogp[FOG_REGIONS], fogp[FOG_AIM],
+                                allowed, fog, wcount, comp, buf, region, mark, bits)
     safe, r0, revealed = measure_into(mines, fog, nfog > 0, True, spawn, W, H, nb, nbn, widen,
                                       num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue, bits)
     in_fog = 0
@@ -1035,7 +1010,7 @@ class Workspace:
         self.mark = np.zeros(nc, np.int64)
         self.chain = np.zeros(nc, np.uint8)
         self.rows = np.zeros(2 * height, np.uint64)
-        self.bits = np.zeros((BITS_ROWS, height + 2 * PAD), np.uint64)  # the closure's bit rows
+        self.bits = np.zeros((FOG_BITS_ROWS, height + 2 * PAD), np.uint64)  # the closure's and fog step's bit rows
         self._state = np.zeros(1, np.uint64)
         self._draws = np.zeros(1, np.int64)
         self._out = np.zeros(OUT_SIZE, np.int64)
