@@ -17,6 +17,7 @@ subset rule alone). Usage:
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import platform
 import time
@@ -63,8 +64,8 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=3000, help="attempt budget of our row")
     args = ap.parse_args()
     warm_up()
-    print(f"machine: {platform.machine()} python {platform.python_version()} ms_toollib "
-          f"{getattr(ms_toollib, '__version__', '?')}")
+    print(f"machine: {platform.machine()} python {platform.python_version()} ms-toollib "
+          f"{importlib.metadata.version('ms-toollib')}")
     rows = []
     for name, w, h, m in SIZES:
         a = max((ours(w, h, m, args.boards, args.budget) for _ in range(args.repeat)), key=lambda r: r["boards_per_s"])

@@ -100,43 +100,41 @@ def _unknown(bits, q):
     return bits[B_FULL, q] & ~(bits[B_REV, q] | bits[B_KNOWN, q])
 
 
-@njit(cache=True, error_model="numpy")
-def _single_row(bits, p, has_fog):
-    """The single rule for the constraints of padded row ``p`` and the fog
-    rule for its cells. Returns whether anything changed."""
+@njit(cache=True, inline="always", error_model="numpy")
+def _settled(bits, p):
+    """The single rule on the constraints of padded row ``p``: the unknown
+    cells of rows p-1, p, p+1, and the cells next to a constraint with no
+    unknown mine around it (all its unknown neighbours are safe) and next to
+    one with no unknown safe cell around it (all are mines)."""
     u0 = _unknown(bits, p - 1)
     u1 = _unknown(bits, p)
     u2 = _unknown(bits, p + 1)
     near_mine = _wide(u0 & bits[B_MINE, p - 1]) | _wide(u1 & bits[B_MINE, p]) | _wide(u2 & bits[B_MINE, p + 1])
     near_safe = _wide(u0 & ~bits[B_MINE, p - 1]) | _wide(u1 & ~bits[B_MINE, p]) | _wide(u2 & ~bits[B_MINE, p + 1])
     cons = bits[B_REV, p] & ~bits[B_FOG, p]
-    settled_safe = cons & ~near_mine & near_safe  # m == 0: every unknown neighbour is safe
-    settled_mine = cons & ~near_safe & near_mine  # m == unknowns: every one is a mine
-    changed = False
-    if settled_safe:
-        w = _wide(settled_safe)
-        for q in range(p - 1, p + 2):
-            new = w & _unknown(bits, q) & ~bits[B_MINE, q]
-            if new:
-                bits[B_REV, q] |= new
-                _mark(bits, q, new)
-                changed = True
-    if settled_mine:
-        w = _wide(settled_mine)
-        for q in range(p - 1, p + 2):
-            new = w & _unknown(bits, q) & bits[B_MINE, q]
-            if new:
-                bits[B_KNOWN, q] |= new
-                _mark(bits, q, new)
-                changed = True
+    return u0, u1, u2, _wide(cons & ~near_mine & near_safe), _wide(cons & ~near_safe & near_mine)
+
+
+@njit(cache=True, error_model="numpy")
+def _single_row(bits, p, has_fog):
+    """The single rule for the constraints of padded row ``p`` and the fog
+    rule for its cells; what changes is marked (``_mark``). (Safe and mine
+    deductions touch disjoint cells, so the unknowns read first stay valid.)"""
+    u0, u1, u2, to_safe, to_mine = _settled(bits, p)
+    if to_safe | to_mine:
+        for q, u in ((p - 1, u0), (p, u1), (p + 1, u2)):
+            safe = to_safe & u & ~bits[B_MINE, q]
+            mines = to_mine & u & bits[B_MINE, q]
+            if safe | mines:
+                bits[B_REV, q] |= safe
+                bits[B_KNOWN, q] |= mines
+                _mark(bits, q, safe | mines)
     if has_fog:
         near = _wide(bits[B_REV, p - 1]) | _wide(bits[B_REV, p]) | _wide(bits[B_REV, p + 1])
         new = bits[B_FOG, p] & ~bits[B_REV, p] & near
         if new:
             bits[B_REV, p] |= new
             _mark(bits, p, new)
-            changed = True
-    return changed
 
 
 @njit(cache=True, error_model="numpy")
@@ -279,24 +277,12 @@ def waves_rows(bits, has_fog, H):
     while True:
         marked = False
         for p in range(PAD, H + PAD):  # a single wave: every constraint at once
-            u0 = _unknown(bits, p - 1)
-            u1 = _unknown(bits, p)
-            u2 = _unknown(bits, p + 1)
-            near_mine = _wide(u0 & bits[B_MINE, p - 1]) | _wide(u1 & bits[B_MINE, p]) | _wide(u2 & bits[B_MINE, p + 1])
-            near_safe = _wide(u0 & ~bits[B_MINE, p - 1]) | _wide(u1 & ~bits[B_MINE, p]) | _wide(u2 & ~bits[B_MINE, p + 1])
-            cons = bits[B_REV, p] & ~bits[B_FOG, p]
-            settled_safe = _wide(cons & ~near_mine & near_safe)
-            settled_mine = _wide(cons & ~near_safe & near_mine)
-            if settled_safe:
+            u0, u1, u2, to_safe, to_mine = _settled(bits, p)
+            if to_safe | to_mine:
                 marked = True
-                bits[B_SAFE_MARK, p - 1] |= settled_safe & u0 & ~bits[B_MINE, p - 1]
-                bits[B_SAFE_MARK, p] |= settled_safe & u1 & ~bits[B_MINE, p]
-                bits[B_SAFE_MARK, p + 1] |= settled_safe & u2 & ~bits[B_MINE, p + 1]
-            if settled_mine:
-                marked = True
-                bits[B_MINE_MARK, p - 1] |= settled_mine & u0 & bits[B_MINE, p - 1]
-                bits[B_MINE_MARK, p] |= settled_mine & u1 & bits[B_MINE, p]
-                bits[B_MINE_MARK, p + 1] |= settled_mine & u2 & bits[B_MINE, p + 1]
+                for q, u in ((p - 1, u0), (p, u1), (p + 1, u2)):
+                    bits[B_SAFE_MARK, q] |= to_safe & u & ~bits[B_MINE, q]
+                    bits[B_MINE_MARK, q] |= to_mine & u & bits[B_MINE, q]
         by_subset = not marked
         if by_subset:  # nothing single: a subset wave, every pair at once
             for p in range(PAD, H + PAD):
@@ -375,25 +361,22 @@ def close_rows(bits, has_fog, use_subset, H):
     fog rules row by row until no row is dirty, then the subset rule on the
     constraints whose surroundings changed; again until neither changes."""
     while True:
-        dirty = True
-        while dirty:
-            dirty = False
+        pending = True
+        while pending:
             for p in range(PAD, H + PAD):
                 if bits[B_DIRTY, p]:
                     bits[B_DIRTY, p] = 0
-                    if _single_row(bits, p, has_fog):
-                        dirty = True
+                    _single_row(bits, p, has_fog)
+            pending = False
             for p in range(PAD, H + PAD):
                 if bits[B_DIRTY, p]:
-                    dirty = True  # marked by a row below after its pass
+                    pending = True  # a row changed after its turn in this pass
                     break
         if not use_subset:
             return
         changed = False
         for p in range(PAD, H + PAD):
-            u = bits[B_FULL, p - 1] & ~(bits[B_REV, p - 1] | bits[B_KNOWN, p - 1])
-            u |= bits[B_FULL, p] & ~(bits[B_REV, p] | bits[B_KNOWN, p])
-            u |= bits[B_FULL, p + 1] & ~(bits[B_REV, p + 1] | bits[B_KNOWN, p + 1])
+            u = _unknown(bits, p - 1) | _unknown(bits, p) | _unknown(bits, p + 1)
             todo = bits[B_SUBSET, p] & bits[B_REV, p] & ~bits[B_FOG, p] & _wide(u)
             bits[B_SUBSET, p] = 0
             while todo:
