@@ -137,60 +137,11 @@ def _single_row(bits, p, has_fog):
             _mark(bits, p, new)
 
 
-@njit(cache=True, error_model="numpy")
-def _subset_cell(bits, p, x, a_only, b_only, b_cell, around):
-    """The subset rule between the constraint at (padded) ``x, p`` and each
-    constraint within Chebyshev 2, deductions applied at once. Returns
-    whether anything changed."""
-    changed = False
-    s = uint64(x - PAD)
-    while True:
-        # the 7x7 windows around the cell (bit 7 * dy + dx): unknown cells,
-        # the board's mines, constraints (revealed cells that show a number)
-        unknown = uint64(0)
-        mine_w = uint64(0)
-        cons_w = uint64(0)
-        for dy in range(7):
-            q = p - PAD + dy
-            at = uint64(7 * dy)
-            rk = bits[B_REV, q]
-            unknown |= (((bits[B_FULL, q] & ~(rk | bits[B_KNOWN, q])) >> s) & _SEVEN) << at
-            mine_w |= ((bits[B_MINE, q] >> s) & _SEVEN) << at
-            cons_w |= (((rk & ~bits[B_FOG, q]) >> s) & _SEVEN) << at
-        if unknown & around == 0:
-            return changed
-        found = False
-        for i in range(a_only.shape[0]):
-            if cons_w & b_cell[i] == 0 or unknown & a_only[i]:
-                continue  # b is not a constraint, or U(a) is not inside U(b)
-            d = unknown & b_only[i]
-            if d == 0:
-                continue  # U(a) == U(b): nothing to learn
-            if d & mine_w == 0:
-                target = B_REV  # D holds m_b - m_a == 0 mines: all safe
-            elif d & ~mine_w == 0:
-                target = B_KNOWN  # D holds |D| mines
-            else:
-                continue
-            for dy in range(7):
-                new = ((d >> uint64(7 * dy)) & _SEVEN) << s
-                if new:
-                    q = p - PAD + dy
-                    bits[target, q] |= new
-                    _mark(bits, q, new)
-            found = True
-            break
-        if not found:
-            return changed
-        changed = True  # the windows changed: read them again
-
-
-@njit(cache=True, error_model="numpy")
-def _subset_marks(bits, p, x, a_only, b_only, b_cell, around):
-    """The subset rule between the constraint at (padded) ``x, p`` and each
-    constraint within Chebyshev 2 as a wave applies it: deductions go to the
-    wave's marks, the board is left as it was at the wave's start."""
-    s = uint64(x - PAD)
+@njit(cache=True, inline="always", error_model="numpy")
+def _windows(bits, p, s):
+    """The 7x7 windows around padded row ``p``, column ``s + PAD`` (bit
+    ``7 * dy + dx``): unknown cells, the board's mines, constraints (revealed
+    cells that show a number)."""
     unknown = uint64(0)
     mine_w = uint64(0)
     cons_w = uint64(0)
@@ -201,22 +152,62 @@ def _subset_marks(bits, p, x, a_only, b_only, b_cell, around):
         unknown |= (((bits[B_FULL, q] & ~(rk | bits[B_KNOWN, q])) >> s) & _SEVEN) << at
         mine_w |= ((bits[B_MINE, q] >> s) & _SEVEN) << at
         cons_w |= (((rk & ~bits[B_FOG, q]) >> s) & _SEVEN) << at
-    if unknown & around == 0:
-        return
-    for i in range(a_only.shape[0]):
-        if cons_w & b_cell[i] == 0 or unknown & a_only[i]:
-            continue
-        d = unknown & b_only[i]
-        if d == 0:
-            continue
-        if d & mine_w == 0:
-            target = B_SAFE_MARK
-        elif d & ~mine_w == 0:
-            target = B_MINE_MARK
-        else:
-            continue
-        for dy in range(7):
-            bits[target, p - PAD + dy] |= ((d >> uint64(7 * dy)) & _SEVEN) << s
+    return unknown, mine_w, cons_w
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _subset_rule(unknown, mine_w, cons_w, i, a_only, b_only, b_cell):
+    """The subset rule between the window's centre ``a`` and the constraint
+    ``b`` at offset ``i``: ``(D, 1)`` when U(a) is a proper subset of U(b)
+    and D = U(b) - U(a) holds no mine (m_b - m_a == 0: all safe), ``(D, 2)``
+    when it holds only mines (m_b - m_a == |D|), ``(0, 0)`` otherwise."""
+    if cons_w & b_cell[i] == 0 or unknown & a_only[i]:
+        return uint64(0), 0  # b is not a constraint, or U(a) is not inside U(b)
+    d = unknown & b_only[i]
+    if d == 0:
+        return d, 0  # U(a) == U(b): nothing to learn
+    if d & mine_w == 0:
+        return d, 1
+    if d & ~mine_w == 0:
+        return d, 2
+    return uint64(0), 0
+
+
+@njit(cache=True, error_model="numpy")
+def _subset_at(bits, p, x, wave, a_only, b_only, b_cell, around):
+    """The subset rule between the constraint at (padded) ``x, p`` and each
+    constraint within Chebyshev 2. In the closure (``wave`` False) each
+    deduction applies at once and the windows are read again; in a wave the
+    deductions go to the wave's marks and the board stays as it was at the
+    wave's start. Returns whether anything was deduced."""
+    deduced = False
+    s = uint64(x - PAD)
+    while True:
+        unknown, mine_w, cons_w = _windows(bits, p, s)
+        if unknown & around == 0:
+            return deduced
+        found = False
+        for i in range(a_only.shape[0]):
+            d, kind = _subset_rule(unknown, mine_w, cons_w, i, a_only, b_only, b_cell)
+            if kind == 0:
+                continue
+            if wave:
+                target = B_SAFE_MARK if kind == 1 else B_MINE_MARK
+            else:
+                target = B_REV if kind == 1 else B_KNOWN
+            for dy in range(7):
+                new = ((d >> uint64(7 * dy)) & _SEVEN) << s
+                if new:
+                    q = p - PAD + dy
+                    bits[target, q] |= new
+                    if not wave:
+                        _mark(bits, q, new)
+            found = True
+            if not wave:
+                break  # the windows changed: read them again
+        deduced = deduced or found
+        if wave or not found:
+            return deduced
 
 
 @njit(cache=True, error_model="numpy")
@@ -291,7 +282,7 @@ def waves_rows(bits, has_fog, H):
                 while todo:
                     low = todo & (~todo + _ONE)
                     todo ^= low
-                    _subset_marks(bits, p, int(trailing_zeros(low)), A_ONLY, B_ONLY, B_CELL, AROUND)
+                    _subset_at(bits, p, int(trailing_zeros(low)), True, A_ONLY, B_ONLY, B_CELL, AROUND)
             for p in range(PAD, H + PAD):
                 if bits[B_SAFE_MARK, p] | bits[B_MINE_MARK, p]:
                     marked = True
@@ -318,6 +309,16 @@ def waves_rows(bits, has_fog, H):
             last_subset = subset
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def row_of(cells, y, W):
+    """Row ``y`` of a per-cell array as a padded word: bit ``x + PAD`` set
+    where the cell is non-zero."""
+    w = uint64(0)
+    for x in range(W):
+        w |= uint64(cells[y * W + x] != 0) << uint64(x + PAD)
+    return w
+
+
 @njit(cache=True, error_model="numpy")
 def load_rows(bits, rev, known, mines, fog, has_fog, W, H):
     """Fill ``bits`` from the cell arrays. Returns False (and the caller
@@ -328,27 +329,15 @@ def load_rows(bits, rev, known, mines, fog, has_fog, W, H):
     bits[:BITS_ROWS, :] = 0
     for y in range(H):
         p = y + PAD
-        r = uint64(0)
-        k = uint64(0)
-        m = uint64(0)
-        f = uint64(0)
-        for x in range(W):
-            c = y * W + x
-            b = _ONE << uint64(x + PAD)
-            if rev[c]:
-                r |= b
-            if known[c]:
-                k |= b
-            if mines[c]:
-                m |= b
-            if has_fog and fog[c]:
-                f |= b
+        r = row_of(rev, y, W)
+        k = row_of(known, y, W)
+        m = row_of(mines, y, W)
         if (r & m) or (k & ~m):
             return False
         bits[B_REV, p] = r
         bits[B_KNOWN, p] = k
         bits[B_MINE, p] = m
-        bits[B_FOG, p] = f
+        bits[B_FOG, p] = row_of(fog, y, W) if has_fog else uint64(0)
         bits[B_FULL, p] = ((_ONE << uint64(W)) - _ONE) << uint64(PAD)
         bits[B_SUBSET, p] = bits[B_FULL, p]
         bits[B_DIRTY, p] = 1
@@ -383,7 +372,7 @@ def close_rows(bits, has_fog, use_subset, H):
                 low = todo & (~todo + _ONE)
                 todo ^= low
                 x = int(trailing_zeros(low))
-                if _subset_cell(bits, p, x, A_ONLY, B_ONLY, B_CELL, AROUND):
+                if _subset_at(bits, p, x, False, A_ONLY, B_ONLY, B_CELL, AROUND):
                     changed = True
         if not changed:
             return

@@ -24,7 +24,7 @@ from __future__ import annotations
 from numba import njit, uint64
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from boardgen_pipeline.board.closure_rows import BITS_ROWS, MAX_WIDTH, PAD, _popcount, _wide
+from boardgen_pipeline.board.closure_rows import BITS_ROWS, MAX_WIDTH, PAD, _popcount, _wide, row_of
 from boardgen_pipeline.board.rng_kernels import below
 
 # rows of the shared scratch ``bits`` after the closure's
@@ -33,6 +33,14 @@ FOG_BITS_ROWS = BITS_ROWS + 8
 
 _ONE = uint64(1)
 _THREE = uint64(7)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def region_size(total, region_count, i):
+    """Region ``i``'s share of ``total`` fog cells: split as evenly as
+    possible, the first ``total % region_count`` regions one cell larger
+    (``fog.region_sizes``)."""
+    return total // region_count + (1 if i < total % region_count else 0)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -165,19 +173,11 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
         for r in (F_ALLOWED, F_FOG, F_FREE, F_REGION, F_COMPLETE):
             bits[r, p] = 0
     for y in range(H):
-        m = uint64(0)
-        nz = uint64(0)
-        r = uint64(0)
-        for x in range(W):
-            c = y * W + x
-            b = _ONE << uint64(x + PAD)
-            m |= b * uint64(mines[c] != 0)
-            nz |= b * uint64(num[c] > 0)
-            r |= b * uint64(r0[c] != 0)
-            fog[c] = 0
+        m = row_of(mines, y, W)
         mine_count += _popcount(m)
-        bits[F_ALLOWED, y + PAD] = nz & ~m
-        bits[F_REGION, y + PAD] = r  # R0 for now: its ring is taken out below
+        bits[F_ALLOWED, y + PAD] = row_of(num, y, W) & ~m  # safe and non-zero
+        bits[F_REGION, y + PAD] = row_of(r0, y, W)  # R0 for now: its ring is taken out below
+    fog[: W * H] = 0
     for p in range(PAD, H + PAD):
         ring = _wide(bits[F_REGION, p - 1]) | _wide(bits[F_REGION, p]) | _wide(bits[F_REGION, p + 1])
         bits[F_FREE, p] = bits[F_ALLOWED, p] & ~ring
@@ -186,12 +186,10 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
         bits[F_REGION, p] = 0
     wcount[:] = 0
     total = min(aim, 8 * mine_count)
-    base = total // region_count
-    extra = total % region_count
     nfog = 0
     placed = 0
     for i in range(region_count):
-        size = base + (1 if i < extra else 0)
+        size = region_size(total, region_count, i)
         if size == 0:
             continue
         for p in range(PAD, H + PAD):

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, uint64
 
 from boardgen_pipeline.board.closure_rows import PAD, close_rows, count_rows, load_rows, store_rows
-from boardgen_pipeline.board.fog_rows import FOG_BITS_ROWS, place_fog_rows
+from boardgen_pipeline.board.fog_rows import FOG_BITS_ROWS, place_fog_rows, region_size
 from boardgen_pipeline.board.rng_kernels import below
 
 
@@ -582,13 +582,11 @@ def place_fog(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allow
                 allowed[nb[c, k]] = 0
     wcount[:] = 0
     total = min(aim, 8 * mine_count)
-    base = total // region_count
-    extra = total % region_count
     nfog = 0
     placed = 0
     stamp = 0
     for i in range(region_count):
-        size = base + (1 if i < extra else 0)
+        size = region_size(total, region_count, i)
         if size == 0:
             continue
         # the size of every free allowed cell's 8-connected component
