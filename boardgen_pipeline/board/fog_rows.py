@@ -44,6 +44,16 @@ def region_size(total, region_count, i):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def windows_around(c, W, H):
+    """The 3x3 windows inside the board that hold cell ``c``: their top-left
+    corners span rows ``wy0..wy1`` and columns ``wx0..wx1`` (empty on a board
+    narrower or lower than 3)."""
+    x = c % W
+    y = c // W
+    return max(0, y - 2), min(H - 3, y), max(0, x - 2), min(W - 3, x)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _cell_bit(c, W):
     return c // W + PAD, _ONE << uint64(c % W + PAD)
 
@@ -76,11 +86,10 @@ def _missing(bits, wx, wy):
 def _window_add(bits, c, W, H, wcount, step):
     """Fog count of every window holding ``c``; a window reaching 8 makes its
     last cell a completing one."""
-    x = c % W
-    y = c // W
     ww = W - 2
-    for wy in range(max(0, y - 2), min(H - 3, y) + 1):
-        for wx in range(max(0, x - 2), min(W - 3, x) + 1):
+    wy0, wy1, wx0, wx1 = windows_around(c, W, H)
+    for wy in range(wy0, wy1 + 1):
+        for wx in range(wx0, wx1 + 1):
             wcount[wy * ww + wx] += step
             if step > 0 and wcount[wy * ww + wx] == 8:
                 q, m = _missing(bits, wx, wy)

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, uint64
 
 from boardgen_pipeline.board.closure_rows import PAD, close_rows, count_rows, load_rows, store_rows
-from boardgen_pipeline.board.fog_rows import FOG_BITS_ROWS, place_fog_rows, region_size
+from boardgen_pipeline.board.fog_rows import FOG_BITS_ROWS, place_fog_rows, region_size, windows_around
 from boardgen_pipeline.board.rng_kernels import below
 
 
@@ -540,11 +540,10 @@ FOG_REGIONS, FOG_AIM = range(2)
 @njit(cache=True, inline="always", error_model="numpy")
 def _completes(c, W, H, wcount):
     """Would fogging ``c`` make some 3x3 window inside the board all fog?"""
-    x = c % W
-    y = c // W
     ww = W - 2
-    for wy in range(max(0, y - 2), min(H - 3, y) + 1):
-        for wx in range(max(0, x - 2), min(W - 3, x) + 1):
+    wy0, wy1, wx0, wx1 = windows_around(c, W, H)
+    for wy in range(wy0, wy1 + 1):
+        for wx in range(wx0, wx1 + 1):
             if wcount[wy * ww + wx] == 8:
                 return True
     return False
@@ -552,11 +551,10 @@ def _completes(c, W, H, wcount):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _window_add(c, W, H, wcount, step):
-    x = c % W
-    y = c // W
     ww = W - 2
-    for wy in range(max(0, y - 2), min(H - 3, y) + 1):
-        for wx in range(max(0, x - 2), min(W - 3, x) + 1):
+    wy0, wy1, wx0, wx1 = windows_around(c, W, H)
+    for wy in range(wy0, wy1 + 1):
+        for wx in range(wx0, wx1 + 1):
             wcount[wy * ww + wx] += step
 
 
