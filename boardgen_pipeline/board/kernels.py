@@ -7,18 +7,21 @@ legal attempt - run the ``single_subset`` closure. These kernels are numba
 ``njit`` functions over flat arrays; they implement exactly the rules of
 ``rng`` (SplitMix64, rejection sampling), ``placement`` and ``solver``, and
 the tests hold them equal to those readable references on random boards and
-on the golden vectors. On a fog row each attempt also runs seed 001's fog
-step (``place_fog``, the twin of ``fog.place_fog``; SPEC 5) and is measured
-with fog. ``run_batch`` runs many boards of one row in one call (issue 16).
-Every array is sized from the call's arguments and checked before use, so
-no input writes out of bounds (issue 15).
+on the golden vectors (the stream itself is in ``rng_kernels``). On a fog
+row each attempt also runs seed 001's fog step (``fog_step``: on bit rows,
+``fog_rows``, or cell by cell, ``place_fog``, both twins of
+``fog.place_fog``; SPEC 5) and is measured with fog. ``run_batch`` runs many
+boards of one row in one call (issue 16). Every array is sized from the
+call's arguments and checked before use, so no input writes out of bounds
+(issue 15).
 
 The closure runs on bit rows (``closure_rows``, one machine word a row) on
 boards up to 58 wide, and cell by cell (``closure_cells``) on wider ones:
 the same fixed point (issue 16). In the cell closure constraint sets are
-3x3 masks around their numbered cell (9 bits). For the subset rule two constraints can only be nested when their centres are at
-Chebyshev distance <= 2, so both fit in a 7x7 window centred on the smaller
-one: the masks are widened to 49 bits there and compared with two ANDs.
+3x3 masks around their numbered cell (9 bits). For the subset rule two
+constraints can only be nested when their centres are at Chebyshev
+distance <= 2, so both fit in a 7x7 window centred on the smaller one: the
+masks are widened to 49 bits there and compared with two ANDs.
 """
 
 from __future__ import annotations
