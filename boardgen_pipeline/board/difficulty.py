@@ -649,13 +649,15 @@ def compute(width: int, height: int, spawn_side: int, mines, fog=(), budget: int
     benchmark read (``r_infinity``: |R∞| of the waves; ``nodes``: enumeration
     nodes of the exact solver, -1 when over budget)."""
     nb, nbn, spawn = _arrays(width, height, spawn_side)
-    m = np.frombuffer(bytes(mines), np.uint8) if isinstance(mines, (bytes, bytearray)) else np.asarray(mines, np.uint8)
-    f = np.zeros(width * height, np.uint8)
+    # a batch of one board: the kernel is compiled once, for both entry points
+    m = np.zeros((1, width * height), np.uint8)
+    m[0] = np.frombuffer(bytes(mines), np.uint8) if isinstance(mines, (bytes, bytearray)) else mines
+    f = np.zeros((1, width * height), np.uint8)
     if len(fog):
-        f[np.asarray(list(fog), np.int64)] = 1
-    out = np.zeros(7, np.int64)
-    _figures(m, f, spawn, width, height, nb, nbn, _WIDEN, budget, out)
-    bbbv, openings, rounds, subset, solvable, r_inf, nodes = out.tolist()
+        f[0, np.asarray(list(fog), np.int64)] = 1
+    out = np.zeros((1, 7), np.int64)
+    _figures_batch(m, f, np.ones(1, np.uint8), spawn, width, height, nb, nbn, _WIDEN, budget, out)
+    bbbv, openings, rounds, subset, solvable, r_inf, nodes = out[0].tolist()
     return {"bbbv": bbbv, "openings": openings, "subset_steps": subset, "solve_rounds": rounds,
             "solvable_full_logic": bool(solvable), "r_infinity": r_inf, "nodes": nodes}
 
