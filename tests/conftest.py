@@ -1,7 +1,11 @@
-"""Shared fixtures: repository paths and small table writers."""
+"""Shared fixtures: repository paths and small table writers; the bounds-check
+fuzz started early (its compilation overlaps the other tests)."""
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,3 +40,28 @@ def write_table(path: Path, rows: list[dict], header: str = "[header]\nspawn_sid
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(header + "\n" + "\n".join(row_toml(**r) for r in rows), encoding="utf-8")
     return path
+
+
+FUZZ_TEST = "test_fuzz_the_kernels_under_numba_boundscheck"
+
+
+def pytest_collection_finish(session):
+    # the fuzz spends ~80 s compiling the kernels with bounds checks in a
+    # subprocess: start it now, so it runs beside the rest of the suite
+    if not session.config.option.collectonly and any(item.name == FUZZ_TEST for item in session.items):
+        from tests.test_kernels_bounds import FUZZ_KEY, start_fuzz
+
+        workdir = Path(tempfile.mkdtemp(prefix="boardgen-fuzz-"))
+        session.config.stash[FUZZ_KEY] = (start_fuzz(workdir), workdir)
+
+
+def pytest_sessionfinish(session):
+    bounds = sys.modules.get("tests.test_kernels_bounds")
+    if bounds is None:
+        return
+    proc, workdir = session.config.stash.get(bounds.FUZZ_KEY, (None, None))
+    if proc is not None:
+        if proc.poll() is None:  # the session ended before the fuzz test waited for it
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
