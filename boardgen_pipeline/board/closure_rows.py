@@ -81,15 +81,20 @@ def _wide(x):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _around(bits, k, p):
+    """Row ``p`` of set ``k`` grown by one cell in every direction (its 3x3
+    neighbourhoods): rows p-1..p+1, each widened."""
+    return _wide(bits[k, p - 1]) | _wide(bits[k, p]) | _wide(bits[k, p + 1])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _mark(bits, r, new):
     """Cells ``new`` of padded row ``r`` changed: the single and fog rules of
     rows r-1..r+1 run again, and the subset relations of every constraint
     within Chebyshev 3 (whose 7x7 window holds a changed cell)."""
     for q in range(r - 1, r + 2):
         bits[B_DIRTY, q] = 1
-    w = new | (new << _ONE) | (new >> _ONE)
-    w = w | (w << _ONE) | (w >> _ONE)
-    w = w | (w << _ONE) | (w >> _ONE)
+    w = _wide(_wide(_wide(new)))
     for q in range(r - 3, r + 4):
         bits[B_SUBSET, q] |= w
 
@@ -130,8 +135,7 @@ def _single_row(bits, p, has_fog):
                 bits[B_KNOWN, q] |= mines
                 _mark(bits, q, safe | mines)
     if has_fog:
-        near = _wide(bits[B_REV, p - 1]) | _wide(bits[B_REV, p]) | _wide(bits[B_REV, p + 1])
-        new = bits[B_FOG, p] & ~bits[B_REV, p] & near
+        new = bits[B_FOG, p] & ~bits[B_REV, p] & _around(bits, B_REV, p)
         if new:
             bits[B_REV, p] |= new
             _mark(bits, p, new)
@@ -223,7 +227,7 @@ def _open_new(bits, H):
             f1 = bits[B_NEW, p]
             f2 = bits[B_NEW, p + 1]
             zeros = _wide(f0 & bits[B_ZERO, p - 1]) | _wide(f1 & bits[B_ZERO, p]) | _wide(f2 & bits[B_ZERO, p + 1])
-            near = _wide(f0) | _wide(f1) | _wide(f2)
+            near = _around(bits, B_NEW, p)
             bits[B_SAFE_MARK, p] = (zeros | (near & bits[B_FOG, p])) & _unknown(bits, p)
         for p in range(PAD, H + PAD):
             new = bits[B_SAFE_MARK, p]
@@ -249,15 +253,13 @@ def waves_rows(bits, has_fog, H):
     returns ``(solve_rounds, subset_steps)``, both counted up to the last
     wave that revealed a cell."""
     for p in range(PAD, H + PAD):
-        near_mine = _wide(bits[B_MINE, p - 1]) | _wide(bits[B_MINE, p]) | _wide(bits[B_MINE, p + 1])
-        bits[B_ZERO, p] = bits[B_FULL, p] & ~near_mine & ~bits[B_FOG, p]
+        bits[B_ZERO, p] = bits[B_FULL, p] & ~_around(bits, B_MINE, p) & ~bits[B_FOG, p]
         bits[B_SAFE_MARK, p] = 0
         bits[B_MINE_MARK, p] = 0
         bits[B_NEW, p] = 0
     if has_fog:  # fog next to the revealed cells opens before the first wave
         for p in range(PAD, H + PAD):
-            near = _wide(bits[B_REV, p - 1]) | _wide(bits[B_REV, p]) | _wide(bits[B_REV, p + 1])
-            bits[B_NEW, p] = bits[B_FOG, p] & ~bits[B_REV, p] & near
+            bits[B_NEW, p] = bits[B_FOG, p] & ~bits[B_REV, p] & _around(bits, B_REV, p)
         for p in range(PAD, H + PAD):
             bits[B_REV, p] |= bits[B_NEW, p]
         _open_new(bits, H)
@@ -385,18 +387,9 @@ def count_rows(bits, H):
     in_fog = 0
     known = 0
     for p in range(PAD, H + PAD):
-        r = bits[B_REV, p]
-        f = r & bits[B_FOG, p]
-        k = bits[B_KNOWN, p]
-        while r:
-            r &= r - _ONE
-            revealed += 1
-        while f:
-            f &= f - _ONE
-            in_fog += 1
-        while k:
-            k &= k - _ONE
-            known += 1
+        revealed += _popcount(bits[B_REV, p])
+        in_fog += _popcount(bits[B_REV, p] & bits[B_FOG, p])
+        known += _popcount(bits[B_KNOWN, p])
     return revealed, in_fog, known
 
 

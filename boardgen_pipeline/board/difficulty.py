@@ -640,8 +640,14 @@ def figures_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, f
     out = np.zeros((mines.shape[0], 7), np.int64)
     _figures_batch(np.ascontiguousarray(mines, np.uint8), np.ascontiguousarray(fog, np.uint8), todo, spawn, width,
                    height, nb, nbn, _WIDEN, NODE_BUDGET, out)
-    return [{"bbbv": r[0], "openings": r[1], "subset_steps": r[3], "solve_rounds": r[2],
-             "solvable_full_logic": bool(r[4])} if t else None for r, t in zip(out.tolist(), todo.tolist())]
+    return [_record(r) if t else None for r, t in zip(out.tolist(), todo.tolist())]
+
+
+def _record(out: list) -> dict:
+    """The ``FIELDS`` of one row of ``_figures``' output, in their order."""
+    bbbv, openings, rounds, subset, solvable = out[:5]
+    return {"bbbv": bbbv, "openings": openings, "subset_steps": subset, "solve_rounds": rounds,
+            "solvable_full_logic": bool(solvable)}
 
 
 def compute(width: int, height: int, spawn_side: int, mines, fog=(), budget: int = NODE_BUDGET) -> dict:
@@ -657,9 +663,8 @@ def compute(width: int, height: int, spawn_side: int, mines, fog=(), budget: int
         f[0, np.asarray(list(fog), np.int64)] = 1
     out = np.zeros((1, 7), np.int64)
     _figures_batch(m, f, np.ones(1, np.uint8), spawn, width, height, nb, nbn, _WIDEN, budget, out)
-    bbbv, openings, rounds, subset, solvable, r_inf, nodes = out[0].tolist()
-    return {"bbbv": bbbv, "openings": openings, "subset_steps": subset, "solve_rounds": rounds,
-            "solvable_full_logic": bool(solvable), "r_infinity": r_inf, "nodes": nodes}
+    r = out[0].tolist()
+    return {**_record(r), "r_infinity": r[5], "nodes": r[6]}
 
 
 def figures(board) -> dict:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from numba import njit, uint64
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from boardgen_pipeline.board.closure_rows import BITS_ROWS, MAX_WIDTH, PAD, _popcount, _wide, row_of
+from boardgen_pipeline.board.closure_rows import BITS_ROWS, MAX_WIDTH, PAD, _around, _popcount, _wide, row_of
 from boardgen_pipeline.board.rng_kernels import below
 
 # rows of the shared scratch ``bits`` after the closure's
@@ -188,8 +188,7 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
         bits[F_REGION, y + PAD] = row_of(r0, y, W)  # R0 for now: its ring is taken out below
     fog[: W * H] = 0
     for p in range(PAD, H + PAD):
-        ring = _wide(bits[F_REGION, p - 1]) | _wide(bits[F_REGION, p]) | _wide(bits[F_REGION, p + 1])
-        bits[F_FREE, p] = bits[F_ALLOWED, p] & ~ring
+        bits[F_FREE, p] = bits[F_ALLOWED, p] & ~_around(bits, F_REGION, p)
     for p in range(PAD, H + PAD):
         bits[F_ALLOWED, p] = bits[F_FREE, p]
         bits[F_REGION, p] = 0
@@ -220,26 +219,18 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
         _window_add(bits, c, W, H, wcount, 1)
         lo = p
         hi = p
+        for q in range(PAD, H + PAD):
+            bits[F_BIG, q] = 0  # from here on: the growth candidates
         while rl < size:
             # the free allowed cells next to the region that complete no window
             kept = 0
             for q in range(max(PAD, lo - 1), min(H + PAD - 1, hi + 1) + 1):
-                near = _wide(bits[F_REGION, q - 1]) | _wide(bits[F_REGION, q]) | _wide(bits[F_REGION, q + 1])
-                front = near & bits[F_ALLOWED, q] & ~bits[F_FOG, q] & ~bits[F_COMPLETE, q]
+                front = _around(bits, F_REGION, q) & bits[F_ALLOWED, q] & ~bits[F_FOG, q] & ~bits[F_COMPLETE, q]
                 bits[F_BIG, q] = front
                 kept += _popcount(front)
             if kept == 0:
                 break
-            k = below(st, draws, kept)
-            for q in range(max(PAD, lo - 1), min(H + PAD - 1, hi + 1) + 1):
-                n = _popcount(bits[F_BIG, q])
-                if k < n:
-                    v = bits[F_BIG, q]
-                    for _ in range(k):
-                        v &= v - _ONE
-                    c = (q - PAD) * W + int(trailing_zeros(v)) - PAD
-                    break
-                k -= n
+            c = _pick(bits, below(st, draws, kept), F_BIG, H, W)
             region[rl] = c
             rl += 1
             p, b = _cell_bit(c, W)
@@ -249,8 +240,6 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
             hi = max(hi, p)
             nfog += 1
             _window_add(bits, c, W, H, wcount, 1)
-        for q in range(max(PAD, lo - 1), min(H + PAD - 1, hi + 1) + 1):
-            bits[F_BIG, q] = 0
         if rl < size:
             # roll back: a region is placed whole or not at all
             for q in range(lo, hi + 1):

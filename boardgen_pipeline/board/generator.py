@@ -226,7 +226,7 @@ def _choose_from_log(log: kernels.AttemptLog, row: BoardGenRow, unreachable) -> 
 
 def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list, exit_: str, chosen: int,
             attempts_used: int, rejections: dict, mines: bytes, fog: np.ndarray, dig_ap_cost: int,
-            layout: str | None = None) -> Generated:
+            layout: str | None = None, figures: dict | None = None) -> Generated:
     """Stage 4: the board and its metrics record from a kernel summary ``s``
     (OUT_*) of the chosen attempt."""
     W, H = row.board_width, row.board_height
@@ -249,7 +249,7 @@ def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list
         unreachable=max(0, s[kernels.OUT_UNREACHABLE]), known=s[kernels.OUT_KNOWN], attempts_used=attempts_used,
         rejections=rejections, chosen=chosen, exit_=exit_, layout=layout, fog=fog_result, budget=budget)
     board = Board(W, H, spawn_side, mines, fog_cells)
-    return Generated(board, {**metrics, **difficulty.figures(board)})
+    return Generated(board, {**metrics, **(figures or difficulty.figures(board))})
 
 
 _LAYOUT_LUT = np.frombuffer(b".*f", dtype=np.uint8)
@@ -320,7 +320,7 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                                 "unreachable_rejected": s[kernels.OUT_UNREACH],
                                 "free_open_rejected": s[kernels.OUT_FREE], "min_safe_rejected": s[kernels.OUT_MINSAFE]}
                     g = _output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
-                                res.fog[i], dig_ap_cost, layouts[i])
+                                res.fog[i], dig_ap_cost, layouts[i], figures[i])
                     template = g.metrics
                 else:
                     g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost)

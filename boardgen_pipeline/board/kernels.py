@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, uint64
 
-from boardgen_pipeline.board.closure_rows import PAD, close_rows, count_rows, load_rows, store_rows
+from boardgen_pipeline.board.closure_rows import PAD, _popcount, close_rows, count_rows, load_rows, store_rows
 from boardgen_pipeline.board.fog_rows import FOG_BITS_ROWS, place_fog_rows, region_size, windows_around
 from boardgen_pipeline.board.rng_kernels import below
 
@@ -227,10 +227,7 @@ def unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows):
                 changed = True
     reached = 0
     for y in range(H):
-        v = rows[H + y]
-        while v:
-            v &= v - _ONE
-            reached += 1
+        reached += _popcount(rows[H + y])
     return safe - reached
 
 
