@@ -22,6 +22,27 @@ def repo() -> Path:
     return REPO
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_dagster_instance_outlives_its_module():
+    """A Dagster evaluation context left open keeps an instance's state storage installed as the
+    current one; when the garbage collector finally closes it, a later test's job resolution reads
+    a dead instance (it failed CI once, at random, in another module). Catch it in the module that
+    leaks, every time, by collecting here."""
+    yield
+    if "dagster" not in sys.modules:
+        return
+    import gc
+
+    from dagster._core.storage.defs_state.base import DefsStateStorage
+
+    gc.collect()
+    storage = DefsStateStorage.get()
+    ref = getattr(storage, "_instance_weakref", None)
+    if storage is not None and (ref is None or ref() is None):
+        pytest.fail("a Dagster context was left open: a dead instance's state storage is the current one; "
+                    "use build_*_context(...) as a context manager")
+
+
 def row_toml(**fields) -> str:
     lines = ["[[rows]]"]
     for k, v in fields.items():

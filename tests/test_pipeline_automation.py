@@ -41,9 +41,9 @@ pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 
 def tick(instance, defs, settings, cursor=None):
     """One sensor evaluation, with its partition requests applied as the daemon would."""
-    context = dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs,
-                                      resources={"settings": settings})
-    result = table_edit_sensor(context)
+    with dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs,
+                                 resources={"settings": settings}) as context:
+        result = table_edit_sensor(context)
     if isinstance(result, dg.SkipReason):
         return result, [], cursor
     for req in result.dynamic_partitions_requests or []:
@@ -175,10 +175,12 @@ def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
     assert nightly_calibration.cron_schedule == NIGHTLY_CRON == "0 2 * * *"
     with dg.instance_for_test() as instance:
         when = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)
-        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
-                                            resources={"settings": settings},
-                                            repository_def=defs.get_repository_def())
-        data = nightly_calibration.evaluate_tick(context)
+        # a context manager: the context opens its own instance from the ref, which must close
+        # before the test's instance does (else its state storage outlives it)
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
+                                       resources={"settings": settings},
+                                       repository_def=defs.get_repository_def()) as context:
+            data = nightly_calibration.evaluate_tick(context)
         # one run over every row partition, the node-map draws and stratified figures after them
         (request,) = data.run_requests
         assert request.run_key == "nightly-2026-12-01"
@@ -190,9 +192,9 @@ def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
 
     bad_tables = copy_fixture("bad", tmp_path / "bad")
     with dg.instance_for_test() as instance:
-        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
-                                            resources={"settings": settings_for(bad_tables, root)})
-        request = nightly_calibration(context)
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
+                                       resources={"settings": settings_for(bad_tables, root)}) as context:
+            request = nightly_calibration(context)
         assert request.partition_key is None and list(request.asset_selection) == VALIDATE_SELECTION
 
 

@@ -192,8 +192,9 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     root, instance, defs, settings = pools["root"], pools["instance"], pools["defs"], pools["settings"]
 
     def tick(cursor=None):
-        result = table_edit_sensor(dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
-                                                           resources={"settings": settings}))
+        with dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
+                                     resources={"settings": settings}) as context:
+            result = table_edit_sensor(context)
         return list(getattr(result, "run_requests", None) or []), result.cursor
 
     requests, cursor = tick()

@@ -271,8 +271,8 @@ def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path
         cells_before = cells((1, 0))
         text = (tables / "variation.toml").read_text()
         (tables / "variation.toml").write_text(text.replace("percent_of_cells = 8 ", "percent_of_cells = 20 "))
-        context = dg.build_sensor_context(instance=instance, definitions=defs, resources={"settings": settings})
-        result = table_edit_sensor(context)
+        with dg.build_sensor_context(instance=instance, definitions=defs, resources={"settings": settings}) as context:
+            result = table_edit_sensor(context)
         requests = list(result.run_requests)
         assert len(requests) == 1  # one run per edit (issue 13)
         (r,) = requests
@@ -290,6 +290,7 @@ def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path
             boards = f"boards/level_index={level}/node_depth={depth}/part.parquet"
             assert after[boards] == before[boards]  # boards untouched, bytes and mtime
         assert cells((1, 0)) > cells_before and cells((2, 0)) == 0  # more cells on battle rows, none on a Boss row
-        again = table_edit_sensor(dg.build_sensor_context(instance=instance, definitions=defs, cursor=result.cursor,
-                                                          resources={"settings": settings}))
+        with dg.build_sensor_context(instance=instance, definitions=defs, cursor=result.cursor,
+                                     resources={"settings": settings}) as context:
+            again = table_edit_sensor(context)
         assert not getattr(again, "run_requests", None)
