@@ -24,7 +24,8 @@ over ``steps.overlay_row``, ``steps.draw_node_maps`` and ``steps.stratify``.
 
 import dagster as dg
 
-from boardgen_pipeline.calibration import assertions, outcomes
+from boardgen_pipeline import outcomes
+from boardgen_pipeline.calibration import assertions
 
 from .partitions import board_rows
 

@@ -22,9 +22,9 @@ from functools import cached_property
 
 from boardgen_pipeline.calibration.advisor import Advice
 from boardgen_pipeline.calibration.batch import FOG_PLACEMENT_FLOOR, RowReport, evaluate_row
-from boardgen_pipeline.calibration.outcomes import CheckOutcome, _scopes
 from boardgen_pipeline.calibration.report import row_advice
 from boardgen_pipeline.calibration.seeds import SeedBatch
+from boardgen_pipeline.outcomes import CheckOutcome, _scopes
 from boardgen_pipeline.pictures import charts, drawings
 
 TARGET_FLOOR = 0.85  # assertion A'' (seed 001 F4)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from boardgen_pipeline.calibration.assertions import CHECK_A1, check_outcomes
 from boardgen_pipeline.calibration.batch import RowReport, evaluate_row
-from boardgen_pipeline.calibration.outcomes import CheckOutcome
 from boardgen_pipeline.calibration.seeds import SeedBatch, generate_batch
+from boardgen_pipeline.outcomes import CheckOutcome
 from boardgen_pipeline.warehouse import publish
 
 

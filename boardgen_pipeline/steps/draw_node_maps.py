@@ -45,7 +45,6 @@ from pathlib import Path
 
 from boardgen_pipeline.board.rng import derive_at
 from boardgen_pipeline.calibration.fingerprints import pools_digest
-from boardgen_pipeline.calibration.outcomes import SCOPES_SHOWN, CheckOutcome
 from boardgen_pipeline.nodemap import (
     LABEL,
     board_nodes,
@@ -63,6 +62,7 @@ from boardgen_pipeline.nodemap import (
 )
 from boardgen_pipeline.nodemap.model import BOARD_TYPES
 from boardgen_pipeline.nodemap.validate import template_depths
+from boardgen_pipeline.outcomes import SCOPES_SHOWN, CheckOutcome
 from boardgen_pipeline.warehouse import publish
 
 DATASET = "node_map_draws"

@@ -47,8 +47,8 @@ from pathlib import Path
 from boardgen_pipeline.board.geometry import Board
 from boardgen_pipeline.board.solver import reveal_r0
 from boardgen_pipeline.calibration.fingerprints import overlay_fingerprint
-from boardgen_pipeline.calibration.outcomes import SCOPES_SHOWN, CheckOutcome
 from boardgen_pipeline.calibration.seeds import seed_batch
+from boardgen_pipeline.outcomes import SCOPES_SHOWN, CheckOutcome
 from boardgen_pipeline.tables.board_gen import BoardGenTable
 from boardgen_pipeline.variants.checks import (
     CheckIssue,

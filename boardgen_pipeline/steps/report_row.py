@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from boardgen_pipeline.calibration.batch import evaluate_row
-from boardgen_pipeline.calibration.outcomes import CheckOutcome
 from boardgen_pipeline.calibration.report import NULLABLE_TYPES, report_record
 from boardgen_pipeline.calibration.seeds import SeedBatch
+from boardgen_pipeline.outcomes import CheckOutcome
 from boardgen_pipeline.warehouse import publish
 
 

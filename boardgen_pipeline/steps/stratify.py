@@ -36,9 +36,9 @@ from boardgen_pipeline.calibration.fingerprints import (
     partition_key,
     reports_fingerprint,
 )
-from boardgen_pipeline.calibration.outcomes import CheckOutcome
 from boardgen_pipeline.nodemap import Pool, stratify
 from boardgen_pipeline.nodemap.validate import board_nodes
+from boardgen_pipeline.outcomes import CheckOutcome
 from boardgen_pipeline.pictures import charts
 from boardgen_pipeline.steps import draw_node_maps
 from boardgen_pipeline.warehouse import publish
