@@ -3,11 +3,11 @@ sensor (SPEC 9; issue 3 "Nightly schedule", "Regeneration after a table edit";
 issue 12 "Dagster-native execution"; issue 13 "one run per edit").
 
 Both target one job, ``calibration_job`` (the whole graph), and launch *one*
-run each time: every partitioned asset has ``BackfillPolicy.single_run()``,
-so a run covers a range of row partitions (``partition_range_tags``), each
-step loops over its rows and records one materialization and one set of
-checks per row partition, and the unpartitioned node-map draws and
-stratified figures follow in the same run, after every row's report.
+run each time: the step ``calibrate`` (every row, then the strata) has ``BackfillPolicy.single_run()``,
+so a run covers a range of row partitions (``partition_range_tags``), the
+step spreads its rows over its workers and records one materialization and
+one set of checks per row partition, and the unpartitioned node-map draws
+and stratified figures follow in the same run, after every row's report.
 
 - ``ALL_SELECTION``: table observation -> validated rows -> seed batch ->
   boards (+ checks) -> variant overlays (+ checks) -> report (+ the
@@ -80,6 +80,7 @@ def range_request(keys: list[str], order: list[str], selection, tags: dict, run_
 calibration_job = dg.define_asset_job(
     CALIBRATION_JOB,
     selection=dg.AssetSelection.assets(*ALL_ASSETS),
+    # the rows go to the step's own workers (resources.RowWorkers); the other steps are small
     executor_def=dg.in_process_executor,
     description="The whole calibration graph. With a row partition (e.g. 1-0) and the row selection: validate the "
                 "tables, generate N boards, check A, A'', A', B, B', E, place and check the variant overlays, "

@@ -1,9 +1,9 @@
-"""The F4 assertions as per-partition asset checks on ``boards`` (SPEC 7, 9;
-issue 3 "Asset checks").
+"""Check outcomes as Dagster check results, and the F4 assertions' specs
+(SPEC 7, 9; issue 3 "Asset checks").
 
-The checks are evaluated inside the ``boards`` step, on the batch it just
+The F4 checks are evaluated by the row's chain on the batch it just
 generated and *before* it is published (SPEC 10: a blocking check that fails
-after the write would not un-write it), and returned with the
+after the write would not un-write it), and recorded right after the row's
 materialization. Each spec carries the asset's ``partitions_def``, so every
 result belongs to one row's partition.
 
@@ -15,10 +15,11 @@ result belongs to one row's partition.
 - B'  ``b_prime_no_fog_on_fogless_row`` error (rows without fog)
 - E   ``e_monotone_in_depth``       warning (advisory)
 
-The logic is ``boardgen_pipeline.calibration.assertions.check_outcomes``; this module only
-turns its plain outcomes into Dagster results. The overlay, node-map and
-strata checks use the same two helpers (``check_specs``, ``to_check_result``)
-over ``steps.overlay_row``, ``steps.draw_node_maps`` and ``steps.stratify``.
+The logic is ``boardgen_pipeline.calibration.assertions``; this module only
+turns plain outcomes into Dagster results. The overlay, node-map and strata
+checks use the same helpers (``check_specs``, ``evaluation``,
+``to_check_result``) over ``variants.outcomes``, ``steps.draw_node_maps`` and
+``steps.stratify``.
 """
 
 
@@ -26,8 +27,6 @@ import dagster as dg
 
 from boardgen_pipeline import outcomes
 from boardgen_pipeline.calibration import assertions
-
-from .partitions import board_rows
 
 DESCRIPTIONS = {
     assertions.CHECK_A: "A: no board of the row below its inferability target (SPEC 7).",
@@ -41,9 +40,6 @@ DESCRIPTIONS = {
     assertions.CHECK_E: "E: the fields the table declares monotone_in_depth do not decrease with depth "
                          "(advisory, warning severity).",
 }
-BLOCKING = {assertions.CHECK_A1}
-
-
 def check_specs(asset_key: str, names, descriptions: dict, blocking=(), partitions_def=None
                 ) -> list[dg.AssetCheckSpec]:
     """One spec per check name; ``partitions_def`` is the asset's (per-partition
@@ -53,10 +49,6 @@ def check_specs(asset_key: str, names, descriptions: dict, blocking=(), partitio
                           partitions_def=partitions_def)
         for name in names
     ]
-
-
-def board_check_specs(asset_key: str = "boards") -> list[dg.AssetCheckSpec]:
-    return check_specs(asset_key, assertions.CHECKS, DESCRIPTIONS, BLOCKING, board_rows)
 
 
 def _metadata_value(value):
@@ -101,8 +93,9 @@ def _severity(outcome: outcomes.CheckOutcome) -> dg.AssetCheckSeverity:
     return dg.AssetCheckSeverity.WARN if outcome.severity == "warning" else dg.AssetCheckSeverity.ERROR
 
 
-def to_check_result(outcome: outcomes.CheckOutcome) -> dg.AssetCheckResult:
+def to_check_result(outcome: outcomes.CheckOutcome, asset_key: str | None = None) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
+        asset_key=asset_key,
         check_name=outcome.name,
         passed=outcome.passed,
         severity=_severity(outcome),
@@ -111,56 +104,25 @@ def to_check_result(outcome: outcomes.CheckOutcome) -> dg.AssetCheckResult:
     )
 
 
-def _targets(context: dg.AssetExecutionContext, asset_key: dg.AssetKey, partitions: list[str]) -> dict:
-    """The materialization each partition's evaluation is about: the newest one
-    of that partition (this step's own, written just before)."""
-    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
-        AssetCheckEvaluationTargetMaterializationData,
-    )
-
-    records = context.instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=partitions), limit=len(partitions)).records
-    out = {}
-    for rec in records:
-        partition = rec.partition_key
-        if partition not in out:
-            out[partition] = AssetCheckEvaluationTargetMaterializationData(
-                storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp)
-    return out
+def check_outputs(context: dg.AssetExecutionContext, besides=()):
+    """The step's output for each selected check but those of the assets
+    ``besides`` (whose ``MaterializeResult`` carries its check results). The
+    verdicts themselves are ``AssetCheckEvaluation`` events (:func:`evaluation`),
+    one per row partition and check: Dagster's ``AssetCheckResult`` takes the
+    partition from a single-partition step only."""
+    for key in sorted(context.selected_asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
+        if key.asset_key.to_user_string() not in besides:
+            yield dg.Output(None, output_name=context.assets_def.get_output_name_for_asset_check_key(key))
 
 
-def partition_check_events(context: dg.AssetExecutionContext, asset_key: str, by_partition: dict,
-                           extra: list | None = None):
-    """The check results of a step that covers a range of row partitions
-    (``BackfillPolicy.single_run``): one evaluation per (partition, check),
-    each recorded against its own partition, so the UI shows every row's
-    checks as if each row had had its own run (Dagster's ``AssetCheckResult``
-    takes the partition from a single-partition step only).
-
-    Yield these *after* the ``MaterializeResult``: each evaluation then targets
-    its partition's new materialization. Blocking (A') acts as Dagster's
-    blocking check when the step covers one partition; over a range, the
-    library withholds the failing row's batch and the steps downstream skip
-    that row, so one illegal row does not stop the other rows (docs/decisions.md).
-    ``extra``: unpartitioned outcomes on the same asset (the summary check)."""
-    key = dg.AssetKey(asset_key)
-    selected = {k.name for k in context.selected_asset_check_keys if k.asset_key == key}
-    for name in sorted(selected):
-        yield dg.Output(None, output_name=context.assets_def.get_output_name_for_asset_check_key(
-            dg.AssetCheckKey(key, name)))
-    single = len(by_partition) == 1
-    targets = _targets(context, key, list(by_partition))
-    for partition, outcome_list in by_partition.items():
-        for outcome in outcome_list:
-            if outcome.name not in selected:
-                continue
-            yield dg.AssetCheckEvaluation(
-                asset_key=key, check_name=outcome.name, passed=outcome.passed,
-                metadata=_metadata(outcome, per_row=True), severity=_severity(outcome),
-                description=outcome.description, blocking=outcome.blocking and single, partition=partition,
-                target_materialization_data=targets.get(partition))
-    for outcome in extra or ():
-        if outcome.name in selected:
-            yield dg.AssetCheckEvaluation(
-                asset_key=key, check_name=outcome.name, passed=outcome.passed, metadata=_metadata(outcome),
-                severity=_severity(outcome), description=_description(outcome), blocking=False)
+def evaluation(outcome: outcomes.CheckOutcome, asset_key: str, partition: str | None, target,
+               blocking: bool, overview: bool = False) -> dg.AssetCheckEvaluation:
+    """One check result as an event: for a row partition (its figures in one
+    JSON entry, its description one line) against the materialization
+    ``target`` it judges, or unpartitioned (``overview``: the description
+    leads with the failing rows' pictures)."""
+    return dg.AssetCheckEvaluation(
+        asset_key=dg.AssetKey(asset_key), check_name=outcome.name, passed=outcome.passed,
+        metadata=_metadata(outcome, per_row=partition is not None), severity=_severity(outcome),
+        description=_description(outcome) if overview else outcome.description, blocking=blocking,
+        partition=partition, target_materialization_data=target)

@@ -45,6 +45,13 @@ run_monitoring:
   poll_interval_seconds: 60
   free_slots_after_run_end_seconds: 300
 """
+EVENT_LOG_STORAGE = """\
+# The event log: Dagster's consolidated SQLite log on one pooled engine per process (issue 22;
+# assets/storage.py): the stock per-run log opened a connection and checkpointed for every event.
+event_log_storage:
+  module: assets.storage
+  class: PooledSqliteEventLogStorage
+"""
 DAGSTER_YAML = """\
 # Written by assets/home.py (boardgen). Local instance: SQLite storage in this folder.
 # Runs launched from the UI, the nightly schedule and the table-edit sensor are queued and
@@ -56,7 +63,7 @@ run_coordinator:
     max_concurrent_runs: 2
 telemetry:
   enabled: false
-""" + RUN_MONITORING
+""" + EVENT_LOG_STORAGE + RUN_MONITORING
 
 
 def dagster_home() -> Path:
@@ -77,6 +84,19 @@ def migrate_yaml(yaml_path: Path) -> bool:
     tmp.write_text(text.rstrip("\n") + "\n" + RUN_MONITORING, encoding="utf-8")
     os.replace(tmp, yaml_path)
     return True
+
+
+def pooled_event_log(home: Path) -> bool:
+    """Whether the instance at ``home`` keeps its events in the pooled log
+    (``assets.storage``). A home made before it keeps its per-run log and its
+    history: nothing here moves a user's runs (docs/decisions.md)."""
+    import yaml
+
+    try:
+        config = yaml.safe_load((home / "dagster.yaml").read_text(encoding="utf-8")) or {}
+    except OSError:
+        return False
+    return (config.get("event_log_storage") or {}).get("class") == "PooledSqliteEventLogStorage"
 
 
 def storages_behind(instance) -> dict[str, tuple]:

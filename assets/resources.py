@@ -1,5 +1,6 @@
-"""Run settings as a configurable resource: tables directory, warehouse root,
-batch size N and master seed (SPEC 7; issue 3 "configurable").
+"""Run settings as configurable resources: tables directory, warehouse root,
+batch size N and master seed (SPEC 7; issue 3 "configurable"); where the
+rows run (issue 22).
 
 Defaults come from the environment when the code location loads
 (``BOARDGEN_TABLES``, ``BOARDGEN_WAREHOUSE`` as honoured by
@@ -11,7 +12,6 @@ in its run config (``resources: {settings: {config: {samples: 64}}}``).
 
 
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -19,6 +19,7 @@ import dagster as dg
 from boardgen_pipeline import catalog
 from boardgen_pipeline.calibration.batch import DEFAULT_SAMPLES
 from boardgen_pipeline.steps.draw_node_maps import DEFAULT_ADVENTURES
+from boardgen_pipeline.steps.pool import RowPool, default_workers, workers_for
 from boardgen_pipeline.tables import board_gen
 from boardgen_pipeline.warehouse import datasets
 
@@ -50,51 +51,41 @@ class BoardgenSettings(dg.ConfigurableResource):
         return self.load_catalog().board_gen
 
 
-class DaskCluster(dg.ConfigurableResource):
-    """Where a row's batch is generated (issue 7 "Fan-out").
+class RowWorkers(dg.ConfigurableResource):
+    """Where a run's rows run (issue 22 "Every core", "Past one machine").
 
-    ``mode``: ``in_process`` (default: no cluster, the batch runs in the step's
-    process), ``local`` (a ``distributed.LocalCluster`` of ``local_workers``
-    processes for the step), or ``scheduler`` (an existing cluster at
-    ``scheduler_address``, e.g. ``tcp://dask-scheduler:8786``). The records
-    are identical in every mode. Set from the environment with
-    ``BOARDGEN_DASK`` or ``BOARDGEN_DASK_SCHEDULER`` (scheduler mode) or ``BOARDGEN_DASK_LOCAL_WORKERS``
-    (local mode), or per run in run config."""
+    ``dask_scheduler`` (``tcp://host:port``): every row's whole chain (boards,
+    checks, overlays, report) runs on that Dask cluster; the step writes what
+    the workers return, so the workers need no access to the warehouse.
+    ``dask_local_workers``: a ``distributed.LocalCluster`` of that many
+    processes for the step. Otherwise ``workers`` local processes (0: every
+    core, fewer when the run has few rows; 1: in the step's own process).
+    The files are the same bytes wherever the rows run. Set from the
+    environment with ``BOARDGEN_DASK`` (alias ``BOARDGEN_DASK_SCHEDULER``),
+    ``BOARDGEN_DASK_LOCAL_WORKERS`` and ``BOARDGEN_WORKERS``, or per run in
+    run config."""
 
-    mode: str = "in_process"
-    scheduler_address: str = ""
-    local_workers: int = 2
+    workers: int = 0
+    dask_scheduler: str = ""
+    dask_local_workers: int = 0
+    # how long a run waits for a cluster that lost every worker before it fails (the next run makes the rows)
+    dask_wait_seconds: float = 60.0
 
-    @contextmanager
-    def client(self):
-        if self.mode == "in_process":
-            yield None
-            return
-        from distributed import Client, LocalCluster
-
-        if self.mode == "scheduler":
-            if not self.scheduler_address:
-                raise dg.Failure("dask mode 'scheduler' needs scheduler_address", allow_retries=False)
-            with Client(self.scheduler_address) as client:
-                yield client
-        elif self.mode == "local":
-            with LocalCluster(n_workers=self.local_workers, threads_per_worker=1, processes=True,
-                              dashboard_address=None) as cluster, Client(cluster) as client:
-                yield client
-        else:
-            raise dg.Failure(f"unknown dask mode {self.mode!r}: in_process, local or scheduler",
-                             allow_retries=False)
+    def pool(self, rows: int) -> RowPool:
+        if self.dask_scheduler:
+            return RowPool(dask_address=self.dask_scheduler, workerless_seconds=self.dask_wait_seconds)
+        if self.dask_local_workers:
+            return RowPool(dask_local_workers=self.dask_local_workers)
+        if self.workers:
+            return RowPool(max(1, min(self.workers, rows)))
+        return RowPool(workers_for(rows, default_workers()))
 
 
-def dask_from_env() -> DaskCluster:
-    # BOARDGEN_DASK (issue 12) and BOARDGEN_DASK_SCHEDULER (issue 7) name the same thing.
+def workers_from_env() -> RowWorkers:
     address = os.environ.get("BOARDGEN_DASK", "") or os.environ.get("BOARDGEN_DASK_SCHEDULER", "")
-    local = os.environ.get("BOARDGEN_DASK_LOCAL_WORKERS", "")
-    if address:
-        return DaskCluster(mode="scheduler", scheduler_address=address)
-    if local:
-        return DaskCluster(mode="local", local_workers=int(local))
-    return DaskCluster()
+    return RowWorkers(workers=int(os.environ.get("BOARDGEN_WORKERS") or 0), dask_scheduler=address,
+                      dask_local_workers=int(os.environ.get("BOARDGEN_DASK_LOCAL_WORKERS") or 0),
+                      dask_wait_seconds=float(os.environ.get("BOARDGEN_DASK_WAIT_SECONDS") or 60))
 
 
 def settings_from_env() -> BoardgenSettings:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from boardgen_pipeline.board.geometry import LayoutError
-from boardgen_pipeline.errors import TableError, WarehouseError
+from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError
 
 EXIT_USER_ERROR = 1
 
@@ -161,32 +162,37 @@ def _parse_rows(text: str | None, table) -> list[tuple[int, int]]:
 
 def cmd_calibrate(args) -> int:
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
 
     from boardgen_pipeline.catalog import load_catalog
     from boardgen_pipeline.steps.publish_rows import publish_rows
-    from boardgen_pipeline.warehouse import datasets, publish, views
+    from boardgen_pipeline.warehouse import datasets, views
 
     # Every table, validated together (as the nightly does): the overlays need the variation table.
     catalog = load_catalog(_tables_dir(args))
     table = catalog.board_gen
     keys = _parse_rows(args.rows, table)
     root = Path(args.warehouse) if args.warehouse else datasets.default_root()
-    datasets.check_writable(root)  # a bad warehouse path fails before any row is computed
-    publish.sweep_temp_files(root)
     console = Console(width=None if sys.stdout.isatty() else 120)
-    with Progress(console=console, transient=False) as progress:
-        task = progress.add_task("calibrating", total=len(keys))
-        rows = publish_rows(root, catalog, keys, args.samples, args.master_seed,
-                            on_row=lambda _: progress.advance(task))
-    reports = [r.boards.report for r in rows]
-    db = views.refresh_views_atomic(root)
-    from boardgen_pipeline.pictures.charts import write_difficulty_chart, write_report_chart
+    columns = (TextColumn("calibrating"), BarColumn(bar_width=24), MofNCompleteColumn(),
+               TextColumn("rows  {task.fields[rate]:>7} boards/s  {task.fields[where]}"), TimeRemainingColumn())
+    # the cluster is reached, then the warehouse checked, before any row is computed or anything written
+    with _row_pool(args, len(keys)) as pool, _writable(root), Progress(*columns, console=console,
+                                                                       transient=False) as progress:
+        import time
 
-    with datasets.storage_faults(root):
-        chart = write_report_chart(root, [r.as_dict() for r in reports])
-        write_difficulty_chart(root, [r.as_dict() for r in reports])
+        task = progress.add_task("calibrating", total=len(keys), rate="-", where=f"on {pool.describe()}")
+        t0, done = time.perf_counter(), [0]
+
+        def advance(_result):
+            while pool.notes:
+                progress.console.print(f"[yellow]{pool.notes.pop(0)}[/]")
+            done[0] += 1
+            progress.update(task, advance=1, rate=f"{done[0] * args.samples / (time.perf_counter() - t0):,.0f}")
+
+        reports = publish_rows(root, catalog, keys, args.samples, args.master_seed, pool=pool, on_row=advance)
+    db = views.refresh_views_atomic(root)
     out = Table(title=f"F4 calibration, {args.samples} boards per row")
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
                 "retry", "A", "A''", "A'", "B/B'", "3BV/cell", "full logic"):
@@ -204,14 +210,38 @@ def cmd_calibrate(args) -> int:
     for w in table.warnings:
         console.print(f"[yellow]assertion E (warning):[/] {w}")
     failed = [r for r in reports if not r.green]
-    console.print(f"warehouse: {root}  (DuckDB: {db}; chart: {chart})")
-    console.print('query: boardgen sql "select * from calibration_report"')
+    console.print(f"warehouse: {root}  (DuckDB: {db})")
+    console.print('query: boardgen sql "select * from calibration_report"   charts: boardgen chart')
     if failed:
         console.print(f"[red]{len(failed)} row(s) failed an assertion:[/] "
                       + ", ".join(f"({r.key[0]},{r.key[1]})" for r in failed))
         return EXIT_ASSERTION_FAILED
     console.print("[green]all assertions hold[/]")
     return 0
+
+
+@contextmanager
+def _writable(root: Path):
+    from boardgen_pipeline.warehouse import datasets, publish
+
+    datasets.check_writable(root)  # a bad warehouse path fails before any row is computed
+    publish.sweep_temp_files(root)
+    yield root
+
+
+def _row_pool(args, rows: int):
+    """Where ``calibrate``'s rows run: the Dask cluster of ``--dask`` /
+    ``$BOARDGEN_DASK`` (reached before any row runs: an address that does not
+    answer is one sentence, exit 2), else local workers."""
+    import os
+
+    from boardgen_pipeline.steps.pool import RowPool, default_workers, workers_for
+
+    address = args.dask if args.dask is not None else os.environ.get("BOARDGEN_DASK", "")
+    if address:
+        return RowPool(dask_address=address, source="--dask" if args.dask is not None else "BOARDGEN_DASK")
+    workers = args.workers if args.workers is not None else int(os.environ.get("BOARDGEN_WORKERS") or default_workers())
+    return RowPool(workers_for(rows, workers) if args.workers is None else workers)
 
 
 def cmd_verify(args) -> int:
@@ -291,6 +321,26 @@ def cmd_sql(args) -> int:
     return 0
 
 
+def cmd_chart(args) -> int:
+    """The report chart (p10/p50/p90 against the target, per row) and the
+    difficulty curves, drawn on demand from the warehouse's current reports
+    (issue 22: a picture is drawn where it is looked at, not every night)."""
+    from boardgen_pipeline.pictures.charts import write_difficulty_chart, write_report_chart
+    from boardgen_pipeline.warehouse import datasets, publish
+
+    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    reports = []
+    for key in sorted(publish.intact_keys(root, "calibration_report")):
+        reports.extend(publish.read_partition(root, "calibration_report", key))
+    if not reports:
+        raise UserError(f"no calibration report in {root}: run `make run` (or `boardgen calibrate`) first")
+    with datasets.storage_faults(root):
+        paths = [write_report_chart(root, reports), write_difficulty_chart(root, reports)]
+    for path in paths:
+        print(path)
+    return 0
+
+
 def cmd_bench(args) -> int:
     from boardgen_pipeline.board.bench import bench
 
@@ -334,6 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rows", help="row keys L,D separated by spaces (default: all rows)")
     c.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
     c.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    c.add_argument("--workers", type=int, default=None,
+                   help="local worker processes, >= 1 (default: $BOARDGEN_WORKERS, else every core; "
+                        "fewer on small tables)")
+    c.add_argument("--dask", default=None,
+                   help="Dask scheduler address tcp://host:port: every row's chain runs on that cluster "
+                        "(default: $BOARDGEN_DASK, else local workers)")
     c.set_defaults(func=cmd_calibrate)
 
     vf = sub.add_parser("verify", help="check every warehouse file against its recorded sha256")
@@ -366,6 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output format (default: table)")
     q.add_argument("--max-rows", type=int, default=100, help="rows shown in table format (default: 100)")
     q.set_defaults(func=cmd_sql)
+
+    ch = sub.add_parser("chart", help="draw the report chart and the difficulty curves from the warehouse (PNG)")
+    ch.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    ch.set_defaults(func=cmd_chart)
 
     b = sub.add_parser("bench", help="generator throughput on one parameter row (board_gen field domains)")
     b.add_argument("--width", type=int, required=True, help="board_width, 8..64 (required)")
@@ -400,6 +460,11 @@ def main(argv: list[str] | None = None) -> int:
     except WarehouseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_STORAGE_FAULT
+    except ClusterError as exc:
+        from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS
+
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_ARGUMENTS
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: not an error of ours
         sys.stderr.close()

@@ -93,6 +93,16 @@ class _Checker:
         elif path.exists() and not path.is_dir():
             self.bad(_option(dest), value, "must be a directory (it is a file)")
 
+    def dask_address(self, dest: str) -> None:
+        value = self.values.get(dest)
+        if value is None:
+            return
+        from boardgen_pipeline.steps.pool import check_address
+
+        problem = check_address(str(value))
+        if problem:
+            self.bad(_option(dest), value, f"must be a Dask scheduler address tcp://host:port ({problem})")
+
     def row_keys(self, dest: str) -> None:
         text = self.values.get(dest)
         if not text:
@@ -124,11 +134,14 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.seed("seed", "a board_gen scope")
         c.seed("master_seed", "the master seed")
     elif command == "calibrate":
+        c.violations.extend(check_calibrate_environment(values))
         c.int_range("samples", 1, SIGMA_DEPTH_SPACING,
                     f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {SIGMA_DEPTH_SPACING} apart")
         c.seed("master_seed", "the master seed")
         c.row_keys("rows")
         c.directory("warehouse", must_exist=False)
+        c.int_range("workers", 1, None, "local worker processes")
+        c.dask_address("dask")
     elif command == "advise":
         c.int_range("samples", 1, ADVISOR_PROBE_OFFSET,
                     f"the advisor's probes start at sigma(L,D)+{ADVISOR_PROBE_OFFSET}")
@@ -138,7 +151,7 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.row_keys("row")
     elif command == "nodemap draw":
         c.seed("seed", "the adventure's master seed")
-    elif command == "verify":
+    elif command in ("verify", "chart"):
         c.directory("warehouse", must_exist=False)
     elif command == "sql":
         c.int_range("max_rows", 1, None, "rows shown in table format")
@@ -208,7 +221,61 @@ NIGHTLY_ENV = {
     "samples": "BOARDGEN_SAMPLES",
     "master_seed": "BOARDGEN_MASTER_SEED",
     "adventures": "BOARDGEN_NODE_MAP_ADVENTURES",
+    "workers": "BOARDGEN_WORKERS",
+    "dask": "BOARDGEN_DASK",
 }
+CALIBRATE_ENV = {"workers": "BOARDGEN_WORKERS", "dask": "BOARDGEN_DASK"}
+TEXT_OPTIONS = frozenset({"dask"})  # options whose value is text, not an integer
+
+
+def _with_environment(c: _Checker, values: dict, environ: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
+    """Fill the options not given from the environment variables that stand for
+    them; an integer variable that is not one is a violation naming it.
+    Returns ``{option: variable}`` for the options the environment gave."""
+    source: dict[str, str] = {}
+    for dest, var in env.items():
+        if values.get(dest) is None and environ.get(var, "") != "":
+            text = environ[var]
+            if dest in TEXT_OPTIONS:
+                values[dest] = text
+                source[dest] = var
+                continue
+            try:
+                values[dest] = int(text)
+                source[dest] = var
+            except ValueError:
+                c.violations.append(Violation("environment", "-", f"${var}", text, RULE,
+                                              f"must be an integer (the default of {_option(dest)})"))
+    return source
+
+
+def _name_the_variables(c: _Checker, before: int, source: dict[str, str]) -> None:
+    # A bad value that came from the environment names the variable, not the option.
+    for i in range(before, len(c.violations)):
+        v = c.violations[i]
+        dest = v.field[2:].replace("-", "_")
+        if dest in source:
+            c.violations[i] = Violation("environment", "-", f"${source[dest]}", v.value, v.rule,
+                                        f"{v.message} (the default of {v.field})")
+
+
+def check_calibrate_environment(values: Mapping[str, object], environ: Mapping[str, str] | None = None
+                                ) -> list[Violation]:
+    """``boardgen calibrate``'s ``--workers`` and ``--dask`` when they come from
+    ``$BOARDGEN_WORKERS`` and ``$BOARDGEN_DASK``."""
+    environ = os.environ if environ is None else environ
+    values = dict(values)
+    c = _Checker("boardgen calibrate", values)
+    source = _with_environment(c, values, environ, CALIBRATE_ENV)
+    c.values = values
+    before = len(c.violations)
+    for dest in source:
+        if dest == "workers":
+            c.int_range("workers", 1, None, "local worker processes")
+        else:
+            c.dask_address("dask")
+    _name_the_variables(c, before, source)
+    return c.violations
 
 
 def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | None = None) -> list[Violation]:
@@ -217,16 +284,7 @@ def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | Non
     environ = os.environ if environ is None else environ
     values = dict(values)
     c = _Checker("python -m assets.nightly", values)
-    env_source: dict[str, str] = {}
-    for dest, var in NIGHTLY_ENV.items():
-        if values.get(dest) is None and environ.get(var, "") != "":
-            text = environ[var]
-            try:
-                values[dest] = int(text)
-                env_source[dest] = var
-            except ValueError:
-                c.violations.append(Violation("environment", "-", f"${var}", text, RULE,
-                                              f"must be an integer (the default of {_option(dest)})"))
+    env_source = _with_environment(c, values, environ, NIGHTLY_ENV)
     c.values = values
     before = len(c.violations)
     c.directory("tables", must_exist=True)
@@ -236,11 +294,7 @@ def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | Non
                 f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {SIGMA_DEPTH_SPACING} apart")
     c.seed("master_seed", "the master seed")
     c.int_range("adventures", 1, None, "adventures simulated by the node-map draws")
-    # A bad value that came from the environment names the variable, not the option.
-    for i in range(before, len(c.violations)):
-        v = c.violations[i]
-        dest = v.field[2:].replace("-", "_")
-        if dest in env_source:
-            c.violations[i] = Violation("environment", "-", f"${env_source[dest]}", v.value, v.rule,
-                                        f"{v.message} (the default of {v.field})")
+    c.int_range("workers", 1, None, "local worker processes")
+    c.dask_address("dask")
+    _name_the_variables(c, before, env_source)
     return c.violations

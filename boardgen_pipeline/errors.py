@@ -66,3 +66,15 @@ class WarehouseError(Exception):
         self.path = str(path)
         self.cause = cause
         super().__init__(f"storage fault at {self.path}: {cause}.")
+
+
+class ClusterError(Exception):
+    """A Dask cluster that cannot take rows (issue 22 "Bad input stays as it
+    is"): the address does not parse, nobody answers there, or the scheduler
+    has no worker. ``str()`` is one sentence naming the address, printed
+    without a traceback before any row runs."""
+
+    def __init__(self, address: str, cause: str, source: str = "BOARDGEN_DASK"):
+        self.address = address
+        self.cause = cause
+        super().__init__(f"{source}={address}: {cause}")

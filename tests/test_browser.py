@@ -47,7 +47,7 @@ import pytest
 from assets.automation import ALL_SELECTION, partition_range_tags
 from assets.home import ensure_dagster_home
 from boardgen_pipeline.calibration import assertions
-from boardgen_pipeline.steps.report_row import CHECK_EVERY_ROW
+from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 from boardgen_pipeline.warehouse import datasets
 
 from .test_pipeline_support import (

@@ -60,6 +60,8 @@ CASES = {
     "calibrate --master-seed -5": (["calibrate", "--master-seed", "-5"], ("--master-seed", "-5")),
     "calibrate --rows 1": (["calibrate", "--rows", "1"], ("--rows", "'1'")),
     "calibrate --rows 0,0": (["calibrate", "--rows", "1,0 0,0"], ("--rows", "'0,0'")),
+    "calibrate --workers 0": (["calibrate", "--workers", "0"], ("--workers", "0")),
+    "calibrate --dask no-port": (["calibrate", "--dask", "tcp://scheduler"], ("--dask", "'tcp://scheduler'")),
     "advise --samples 2049": (["advise", "--samples", "2049"], ("--samples", "2049")),
     "advise --probes 0": (["advise", "--probes", "0"], ("--probes", "0")),
     "validate --tables missing": (["validate", "--tables", "/no/such/tables"], ("--tables", "'/no/such/tables'")),
@@ -179,12 +181,26 @@ def test_every_option_of_every_subcommand_states_its_default():
     assert "boards per row, 1..4096 (default: 256)" in " ".join(out.getvalue().split())
 
 
+def test_calibrate_takes_workers_and_a_dask_address_from_the_environment():
+    from boardgen_pipeline.cli_args import check_calibrate_environment
+
+    assert check_calibrate_environment({"workers": None, "dask": None}, {}) == []
+    found = check_calibrate_environment({"workers": None, "dask": None},
+                                        {"BOARDGEN_WORKERS": "0", "BOARDGEN_DASK": "udp://x:1"})
+    assert sorted((v.file, v.field) for v in found) == [("environment", "$BOARDGEN_DASK"),
+                                                        ("environment", "$BOARDGEN_WORKERS")]
+    assert "unknown protocol 'udp'" in next(v.message for v in found if v.field == "$BOARDGEN_DASK")
+    # an option given on the command line wins over its variable
+    assert check_calibrate_environment({"workers": 2, "dask": "tcp://h:1"}, {"BOARDGEN_WORKERS": "x"}) == []
+
+
 def test_nightly_arguments_and_their_environment_defaults():
     ok = dict(tables=None, warehouse=None, samples=None, master_seed=None, adventures=None,
-              dagster_home=None)
+              dagster_home=None, workers=None, dask=None)
     assert check_nightly(ok, {}) == []
-    found = check_nightly({**ok, "samples": 0, "adventures": 0, "master_seed": -1}, {})
-    assert sorted(v.field for v in found) == ["--adventures", "--master-seed", "--samples"]
+    found = check_nightly({**ok, "samples": 0, "adventures": 0, "master_seed": -1, "workers": 0,
+                           "dask": "tcp://nohost"}, {})
+    assert sorted(v.field for v in found) == ["--adventures", "--dask", "--master-seed", "--samples", "--workers"]
     from_env = check_nightly(ok, {"BOARDGEN_SAMPLES": "5000", "BOARDGEN_MASTER_SEED": "x",
                                   "BOARDGEN_NODE_MAP_ADVENTURES": "0"})
     assert sorted((v.file, v.field) for v in from_env) == [

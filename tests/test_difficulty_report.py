@@ -146,4 +146,9 @@ def test_calibrate_puts_the_figures_in_the_warehouse(tmp_path, capsys):
     assert len(boards) == 4 and all(1 <= b[0] <= b[5] for b in boards)
     assert share == sum(b[4] for b in boards) / 4
     assert p50 == pytest.approx(float(np.percentile([b[0] / b[5] for b in boards], 50)))
+    assert not (wh / charts.DIFFICULTY_CHART).exists()  # drawn on demand (issue 22)
+    capsys.readouterr()
+    assert cli.main(["chart", "--warehouse", str(wh)]) == 0
+    assert capsys.readouterr().out.split() == [str(wh / "calibration_report.png"), str(wh / charts.DIFFICULTY_CHART)]
     png_size((wh / charts.DIFFICULTY_CHART).read_bytes())
+    png_size((wh / "calibration_report.png").read_bytes())

@@ -37,18 +37,20 @@ def test_a_full_disk_keeps_the_old_views_and_says_so(tmp_path, free_kb):
     with small_fs(tmp_path / "fs", 2048) as fs:
         root = tiny_warehouse(fs / "wh")
         db = root / datasets.DB_NAME
-        before = db.read_bytes()
+        before, inode = db.read_bytes(), db.stat().st_ino
         filler = fill(fs, free_kb)
-        datasets.write_partition(root, "boards", (3, 0), [board(5)])  # a new partition the views should show
+        datasets.write_partition(root, "boards", (3, 0), [board(5)])  # a new partition the views show (a glob)
         with pytest.raises(WarehouseError) as err:
-            views.refresh_views_atomic(root)
+            views.refresh_views_atomic(root, force=True)
         assert err.value.cause == "disk full" and err.value.path == str(db)
-        assert db.read_bytes() == before  # the old database is still the one in place
+        assert db.read_bytes() == before and db.stat().st_ino == inode  # the old database is still the one in place
         assert mines_sum(root) == 3 * 2 * 3 + 5  # and its views answer over the files
         assert not [p for p in root.iterdir() if p.name.endswith((".tmp", ".wal"))]
+        views.refresh_views_atomic(root)  # the views are the ones the datasets call for: nothing to write
+        assert db.stat().st_ino == inode
         filler.unlink()
-        views.refresh_views_atomic(root)  # with room again, the rebuild goes through
-        assert db.read_bytes() != before and mines_sum(root) == 23
+        views.refresh_views_atomic(root, force=True)  # with room again, the rebuild goes through
+        assert db.stat().st_ino != inode and mines_sum(root) == 23
 
 
 def test_a_full_disk_never_replaces_a_published_partition(tmp_path):

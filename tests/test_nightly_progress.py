@@ -1,7 +1,7 @@
 """``make run`` shows what it is doing while it runs (issue 12 "Live
 progress"): in a terminal, the nightly says so from its first line, then a
 progress bar names the running step and counts rows (done / total), boards
-per second and time left *while* the boards step runs, not only at the end
+per second and time left *while* the rows' step runs, not only at the end
 (Dagster sends a run's stdout to its compute logs; the bar must not)."""
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ def test_the_progress_bar_moves_while_the_rows_run(tmp_path):
     text = ANSI.sub("", b"".join(chunks).decode("utf-8", "replace"))
     frames = [f.strip() for f in re.split(r"[\r\n]", text) if "rows" in f and "boards/s" in f]
     assert text.lstrip().startswith("boardgen nightly:"), text[:200]  # says what it does from the start
-    # the bar counted the rows one by one, inside the boards step, with a rate
-    assert any(re.match(r"boards\s.*\b1/3 rows\s+\d[\d,]* boards/s", f) for f in frames), frames
-    assert any(re.match(r"boards\s.*\b2/3 rows", f) for f in frames), frames
+    # the bar counted the rows one by one, inside the rows' step, with a rate
+    assert any(re.match(r"calibrate\s.*\b1/3 rows\s+\d[\d,]* boards/s", f) for f in frames), frames
+    assert any(re.match(r"calibrate\s.*\b2/3 rows", f) for f in frames), frames
     assert any(f.startswith("node_map_draws") for f in frames)  # it names the step that runs
     # the summary follows the bar
     assert "F4 calibration: 3 rows x 64 boards" in text

@@ -19,8 +19,9 @@ from assets.automation import (
     table_edit_sensor,
 )
 from boardgen_pipeline.calibration import assertions, fingerprints
-from boardgen_pipeline.steps import draw_node_maps, overlay_row, regen, stratify
-from boardgen_pipeline.steps.report_row import CHECK_EVERY_ROW
+from boardgen_pipeline.steps import draw_node_maps, regen, stratify
+from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
+from boardgen_pipeline.variants import outcomes as overlay_row
 from boardgen_pipeline.warehouse import datasets
 from boardgen_pipeline.warehouse.publish import REJECTED
 

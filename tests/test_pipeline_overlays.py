@@ -10,14 +10,16 @@ from __future__ import annotations
 import dataclasses
 
 import dagster as dg
+import numpy as np
 import pytest
 
 from boardgen_pipeline.board.geometry import Board
 from boardgen_pipeline.board.solver import reveal_r0
-from boardgen_pipeline.steps import overlay_row
-from boardgen_pipeline.steps.overlay_row import Placed
+from boardgen_pipeline.variants import batch as overlay_batch
 from boardgen_pipeline.variants import checks as variant_checks
+from boardgen_pipeline.variants import outcomes as overlay_row
 from boardgen_pipeline.variants import skew
+from boardgen_pipeline.variants.outcomes import Placed
 from boardgen_pipeline.variants.placement import Overlay
 from boardgen_pipeline.variants.skew import ResourceWeight, ResourceWeights
 from boardgen_pipeline.warehouse import datasets
@@ -64,20 +66,42 @@ def bad(**changes) -> Placed:
     return placed(dataclasses.replace(GOOD, **changes))
 
 
+def row(*boards: Placed) -> overlay_row.CheckedRow:
+    """The boards as a checked row: their overlays through a table (what the
+    warehouse holds), the boards as masks, R0 recomputed."""
+    batch = overlay_batch.OverlayBatch.from_overlays([p.overlay for p in boards], board_scopes=[p.scope for p in boards],
+                                                     node_depth=0)
+    mines = np.array([np.frombuffer(p.board.mines, np.uint8) for p in boards])
+    fog = np.zeros_like(mines)
+    for i, p in enumerate(boards):
+        fog[i, list(p.board.fog)] = 1
+    return overlay_row.check_row(batch, mines, fog, width=W, height=W, spawn_side=3)
+
+
 def test_the_hand_built_board_is_what_the_tests_assume():
     assert all(c % W <= 5 for c in R0) and len(R0) == 6 * W
     assert not set(GOOD.cells) & R0 and not any(MINES[c] for c in GOOD.cells)
 
 
 def test_every_check_passes_on_a_good_overlay():
-    outcomes = overlay_row.overlay_outcomes([placed(), placed(scope=102)], None, None)
+    outcomes = overlay_row.row_outcomes(row(placed(), placed(scope=102)), None, None)
     assert [o.name for o in outcomes] == list(overlay_row.CHECKS)
     assert all(o.passed for o in outcomes), [o.description for o in outcomes if not o.passed]
     dom = outcomes[0]
     assert dom.metadata["variant_cells"] == 8 and dom.metadata["boards_with_cells"] == 2
-    grid = dom.pictures["overlaid_board"].split("```")[1].strip().splitlines()
-    assert [line.split()[7] for line in grid] == ["B", "B", ".", ".", ".", "b", "b", "."]
+    # a passing check draws nothing (issue 22); it names a board to rebuild instead
+    assert "overlaid_board" not in dom.pictures
+    assert dom.metadata["example_board"] == "boardgen generate --level 1 --depth 0 --seed 101 --variants"
     assert outcomes[1].metadata["pack_size_distribution"] == {"2": 4}
+
+
+def test_a_failing_check_draws_its_first_offending_board():
+    out = overlay_row.domain_outcome(row(placed(), dataclasses.replace(bad(cells=(6, 7), packs=((6, 7),), target=2),
+                                                                       scope=7)))
+    grid = out.pictures["overlaid_board"].split("```")[1].strip().splitlines()
+    # column x = 6 is the mines; the bad pack (cells 6 and 7) sits on the first of them, drawn with its letter
+    assert [line.split()[6] for line in grid] == ["B"] + ["*"] * 7
+    assert [line.split()[7] for line in grid][0] == "B"
 
 
 @pytest.mark.parametrize("cells, packs, rule", [
@@ -86,21 +110,21 @@ def test_every_check_passes_on_a_good_overlay():
     ((7, 64), ((7, 64),), "variant_outside_board"),
 ])
 def test_domain_check_fails_on_a_cell_it_forbids(cells, packs, rule):
-    out = overlay_row.domain_outcome([placed(), dataclasses.replace(bad(cells=cells, packs=packs, target=2),
-                                                                      scope=7)])
+    out = overlay_row.domain_outcome(row(placed(), dataclasses.replace(bad(cells=cells, packs=packs, target=2),
+                                                                       scope=7)))
     assert not out.passed and out.severity == "error" and not out.blocking
     assert out.metadata["issues_by_rule"][rule] == 1
     assert out.metadata["failing_scopes"] == [7] and out.metadata["failing_scopes_total"] == 1
     assert "first offending board" in out.pictures["overlaid_board"] and "`7`" in out.pictures["overlaid_board"]
     if rule == "variant_outside_board":  # the pack rules cannot run on it either: reported, not a crash
-        assert overlay_row.packs_outcome([placed(), dataclasses.replace(
-            bad(cells=cells, packs=packs, target=2), scope=7)]).metadata["issues_by_rule"] == {"pack_off_board": 1}
+        assert overlay_row.packs_outcome(row(placed(), dataclasses.replace(
+            bad(cells=cells, packs=packs, target=2), scope=7))).metadata["issues_by_rule"] == {"pack_off_board": 1}
 
 
 def test_domain_check_fails_on_a_fog_cell():
     fogged = Board(W, W, 3, MINES, fog=(23,))
     p = Placed(9, fogged, R0, dataclasses.replace(GOOD, cells=(15, 23), packs=((15, 23),), target=2))
-    out = overlay_row.domain_outcome([p])
+    out = overlay_row.domain_outcome(row(p))
     assert not out.passed and out.metadata["issues_by_rule"] == {"variant_on_fog": 1}
     assert " f" in out.pictures["overlaid_board"] or "f " in out.pictures["overlaid_board"]
 
@@ -114,7 +138,7 @@ def test_domain_check_fails_on_a_fog_cell():
     (dict(cells=(7, 15, 47), packs=((7, 15), (47, 55))), "cells_not_union_of_packs"),
 ])
 def test_packs_check_fails_on_a_bad_pack(changes, rule):
-    out = overlay_row.packs_outcome([placed(), bad(**changes)])
+    out = overlay_row.packs_outcome(row(placed(), bad(**changes)))
     assert not out.passed and rule in out.metadata["issues_by_rule"]
     assert out.metadata["failing_scopes"] == [101]
 
@@ -125,7 +149,7 @@ def test_packs_check_fails_on_a_bad_pack(changes, rule):
     (dict(variant_type=None), "cells_without_type"),
 ])
 def test_one_type_check_fails_on_a_board_with_two_types_or_a_global_with_cells(changes, rule):
-    out = overlay_row.one_type_outcome([bad(**changes)])
+    out = overlay_row.one_type_outcome(row(bad(**changes)))
     assert not out.passed and rule in out.metadata["issues_by_rule"]
 
 
@@ -140,16 +164,16 @@ GLOBAL = dict(variant_type="skewed_veins", global_variant="skewed_veins", scope=
     (dict(is_boss=False, level_index=2, **GLOBAL), "global_off_boss"),
 ])
 def test_boss_check_fails_when_the_boss_rule_is_broken(changes, rule):
-    out = overlay_row.boss_outcome([bad(**changes)], applies=True)
+    out = overlay_row.boss_outcome(row(bad(**changes)), applies=True)
     assert not out.passed and rule in out.metadata["issues_by_rule"]
-    assert overlay_row.boss_outcome([bad(**changes)], applies=False).passed  # table without a global type
+    assert overlay_row.boss_outcome(row(bad(**changes)), applies=False).passed  # table without a global type
 
 
 def test_boss_check_passes_on_the_boss_rows_it_describes():
-    out = overlay_row.boss_outcome([bad(is_boss=True, level_index=2, global_pool=("skewed_veins",), **GLOBAL)])
+    out = overlay_row.boss_outcome(row(bad(is_boss=True, level_index=2, global_pool=("skewed_veins",), **GLOBAL)))
     assert out.passed and out.metadata["global_variants"] == {"skewed_veins": 1}
     assert out.metadata["expected"] == "the global type on every board, zero variant cells"
-    assert overlay_row.boss_outcome([bad(is_boss=True, level_index=1)]).passed  # level 1 Boss: immune
+    assert overlay_row.boss_outcome(row(bad(is_boss=True, level_index=1))).passed  # level 1 Boss: immune
 
 
 WEIGHTS = ResourceWeights((
@@ -192,27 +216,29 @@ def test_skew_values_cover_the_off_state_and_every_resource_face_value():
     from boardgen_pipeline.catalog import load_catalog
 
     variation = load_catalog().variation
-    assert overlay_row.skew_effect_values(variation, []) == [0, 30]
-    assert overlay_row.skew_effect_values(variation, [bad(is_boss=True, level_index=2,
-                                                            **{**GLOBAL, "effect_value": 12})]) == [0, 12, 30]
+    assert overlay_row.skew_effect_values(variation, None) == [0, 30]
+    assert overlay_row.skew_effect_values(variation, row(bad(is_boss=True, level_index=2,
+                                                             **{**GLOBAL, "effect_value": 12})).batch) == [0, 12, 30]
 
 
 # --- through Dagster ------------------------------------------------------------------------------
 
 
 def test_a_failing_overlay_check_reaches_dagster_with_its_numbers(tmp_path, monkeypatch):
-    real = overlay_row.overlay_records
+    real = overlay_batch.place_row
 
-    def on_a_mine(records, board_gen, variation):
-        out = real(records, board_gen, variation)
-        layout = records[0]["layout"].replace("/", "")
-        mine = layout.index("*")  # row-major index of the first mine (layout rows joined)
-        out[0]["cells"] = sorted([*out[0]["cells"], mine])
-        out[0]["packs"] = [*out[0]["packs"], [mine]]
-        out[0]["cell_count"] += 1
-        return out
+    def on_a_mine(mines, fog, **kw):
+        placed = real(mines, fog, **kw)
+        ov = placed.overlay(0)
+        mine = int(np.flatnonzero(mines[0])[0])  # the first mine of the first board, row-major
+        planted = dataclasses.replace(ov, cells=tuple(sorted((*ov.cells, mine))), packs=(*ov.packs, (mine,)))
+        rest = [placed.overlay(i) for i in range(1, len(placed))]
+        batch = overlay_batch.OverlayBatch.from_overlays([planted, *rest], board_scopes=placed.board_scope.tolist(),
+                                                         node_depth=placed.node_depth)
+        return batch
 
-    monkeypatch.setattr(overlay_row, "overlay_records", on_a_mine)
+    # the placement's output, one cell moved onto a mine: the checks read what was written
+    monkeypatch.setattr(overlay_batch, "place_row", on_a_mine)
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:

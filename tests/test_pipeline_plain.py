@@ -134,13 +134,14 @@ def test_histogram_marks_the_target_and_counts_a_board_on_it_as_meeting_it():
 def test_illegal_batch_is_rejected_and_withdraws_the_published_row(tmp_path, batch_records):
     b, records = batch_records
     root = tmp_path / "wh"
-    publish.publish_boards(root, b.key, records)
-    publish.write_report(root, b.key, {"x": 1})
-    publish.reject_boards(root, b.key, records)
+    data = datasets.encode(datasets.records_table(records))
+    publish.publish_boards(root, b.key, data)
+    publish.write_row_file(root, "calibration_report", b.key, datasets.encode(datasets.records_table([{"x": 1}])))
+    publish.reject_boards(root, b.key, data)
     assert not datasets.partition_path(root, "boards", b.key).exists()
     assert not datasets.partition_path(root, "calibration_report", b.key).exists()
     assert publish.stored_fingerprint(root, b.key) == b.batch_fingerprint
-    publish.publish_boards(root, b.key, records)
+    publish.publish_boards(root, b.key, data)
     assert not datasets.partition_path(root / publish.REJECTED, "boards", b.key).exists()
     assert publish.prune(root, keep=set()) == ["boards/(2,0)"]
     assert publish.keys_in(root, "boards") == set()
@@ -152,7 +153,7 @@ def test_views_are_swapped_in_while_a_session_holds_the_database(tmp_path, batch
     db = views.refresh_views_atomic(root)
     held = duckdb.connect(str(db))  # read-write, like the duckdb shell
     try:
-        publish.publish_boards(root, b.key, records)
+        publish.publish_boards(root, b.key, datasets.encode(datasets.records_table(records)))
         views.refresh_views_atomic(root)  # never opens the live file (cross-process: test_pipeline_concurrency)
         # the held session keeps its (old) file; a new session sees the new views
         assert held.execute("select count(*) from duckdb_views() where not internal").fetchone() == (0,)

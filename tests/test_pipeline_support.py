@@ -19,7 +19,7 @@ from assets.automation import CALIBRATION_JOB, OVERLAY_SELECTION, POOLS_SELECTIO
 from assets.definitions import build_definitions
 from assets.partitions import board_rows
 from assets.resources import BoardgenSettings
-from boardgen_pipeline.steps.report_row import CHECK_EVERY_ROW
+from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 N = 8  # boards per row in the tests: small and fast

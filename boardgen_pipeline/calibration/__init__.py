@@ -2,10 +2,8 @@
 SPEC 7, 7.1; issue 8 advisor).
 
 - ``fingerprints``: what decides each dataset (rows, overlays, draws, strata);
-- ``seeds``: a row's seed batch and its boards (in process or on Dask via
-  ``fanout``);
+- ``seeds``: a row's seed batch and its boards;
 - ``batch``: batches over a table, the row report's figures (C, D);
-- ``outcomes``: a check's verdict as a value;
 - ``assertions``: the F4 assertions A, A'', A', B, B', E, one function each;
 - ``report``: the row's ``calibration_report`` record with the advisor's figures;
 - ``advisor``: what would make a failing row pass.

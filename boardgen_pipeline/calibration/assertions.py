@@ -156,6 +156,9 @@ def assertion_a1(ev: RowEvidence) -> CheckOutcome:
     """A': no board left through the least-bad exit; blocking (seed 001
     F4-A': an illegal batch is never published)."""
     report, records, illegal = ev.report, ev.records, ev.report.illegal_scopes
+    # A passing A' carries its own numbers; the row's figures, its reading and the advice ride on A
+    # (each row's events are stored once a night: issue 22)
+    shared = {**ev.common, **ev.advice_metadata} if illegal else {}
     outcome = CheckOutcome(
         name=CHECK_A1,
         assertion="A'",
@@ -165,7 +168,7 @@ def assertion_a1(ev: RowEvidence) -> CheckOutcome:
         description=(f"{len(illegal)} of {report.samples} boards illegal (exit least_bad): batch not published"
                      if illegal else f"no illegal board in {report.samples}"),
         metadata={
-            **ev.common,
+            **shared,
             "illegal": len(illegal),
             "illegal_scopes": _scopes(illegal),
             "illegal_scopes_total": len(illegal),
@@ -174,11 +177,10 @@ def assertion_a1(ev: RowEvidence) -> CheckOutcome:
             "free_open_rejected": sum(r["free_open_rejected"] for r in records),
             "min_safe_rejected": sum(r.get("min_safe_rejected", 0) for r in records),
             "published": not illegal,
-            **ev.advice_metadata,
         },
     )
-    outcome.pictures = dict(ev.reading)
     if illegal:
+        outcome.pictures = dict(ev.reading)
         outcome.pictures["first_illegal_board"] = drawings.draw_board(
             ev.by_scope[illegal[0]], ev.batch.spawn_side, title="first illegal board")
     return outcome
@@ -231,7 +233,7 @@ def assertion_e(ev: RowEvidence) -> CheckOutcome:
         description=("; ".join(findings) if findings
                      else f"monotone in depth: {', '.join(batch.monotone_fields) or 'no fields declared'}"),
         metadata={"fields": list(batch.monotone_fields), "findings": findings, "violations": len(findings)},
-        pictures={"level_chain": _monotone_picture(batch)},
+        pictures={"level_chain": _monotone_picture(batch)} if findings else {},
     )
 
 

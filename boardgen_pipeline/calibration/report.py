@@ -46,3 +46,17 @@ def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | Non
         "row_fingerprint": batch.row_fingerprint,
         "batch_fingerprint": batch.batch_fingerprint,
     }
+
+
+def report_schema(record: dict):
+    """The report file's schema: each column's type from its value, and the
+    declared type for the columns that may be empty (``NULLABLE_TYPES``)."""
+    import pyarrow as pa
+
+    fields = []
+    for name, value in record.items():
+        if name in ("level_index", "node_depth"):
+            continue  # hive keys: in the path
+        declared = NULLABLE_TYPES.get(name)
+        fields.append(pa.field(name, pa.type_for_alias(declared) if declared else pa.array([value]).type))
+    return pa.schema(fields)

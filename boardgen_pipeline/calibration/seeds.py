@@ -4,9 +4,9 @@ generation (SPEC 7 "batch"; seed 001 "F4 批量统计断言"; seed 000 "生成�
 The batch of row ``(L, D)`` is ``derive_at("board_gen", sigma(L, D) + i)`` for
 ``i < N``: :func:`seed_batch` fixes it with everything that decides its
 boards (row fields, spawn side, N, master seed) and their fingerprint;
-:func:`generate_batch` makes the boards, in process or on a Dask cluster,
-each record tagged with the fingerprints so the warehouse says which row
-version made it.
+:func:`generate_batch` makes the boards, each record tagged with the
+fingerprints so the warehouse says which row version made it (where a row
+runs is ``steps.pool``'s business).
 """
 
 from __future__ import annotations
@@ -91,17 +91,10 @@ def seed_batch(table: BoardGenTable, key: tuple[int, int], samples: int, master_
     )
 
 
-def generate_batch(batch: SeedBatch, client=None) -> list[dict]:
-    """The batch's boards, one metrics record each, in scope order; on the
-    Dask cluster behind ``client`` when one is given (same records)."""
-    if client is not None:
-        from boardgen_pipeline.calibration.fanout import generate_on_cluster
-
-        records = generate_on_cluster(client, batch.row, batch.spawn_side, batch.header.dig_ap_cost,
-                                      batch.scopes, batch.master_seed)
-    else:
-        table = BoardGenTable(batch.table_path, batch.header, {batch.key: batch.row})
-        records = run_row(table, batch.key, batch.samples, batch.master_seed)
+def generate_batch(batch: SeedBatch) -> list[dict]:
+    """The batch's boards, one metrics record each, in scope order."""
+    table = BoardGenTable(batch.table_path, batch.header, {batch.key: batch.row})
+    records = run_row(table, batch.key, batch.samples, batch.master_seed)
     for r in records:
         r["row_fingerprint"] = batch.row_fingerprint
         r["batch_fingerprint"] = batch.batch_fingerprint

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from boardgen_pipeline.board.rng import SeedSpace, Stream, derive_at
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.nodemap.model import NodeMap, Pool
+from boardgen_pipeline.nodemap.model import NodeMap, Pool, Template
 from boardgen_pipeline.nodemap.procedural import build_procedural
 from boardgen_pipeline.nodemap.slots import instantiate
 from boardgen_pipeline.nodemap.validate import validate_template
@@ -37,10 +38,17 @@ OUTCOMES = ("completed", "failed", "abandoned")
 
 def gate(m: NodeMap) -> NodeMap:
     """The validator as the final gate of every produced map."""
-    violations = validate_template(m.as_template())
+    violations = _violations(m.as_template())
     if violations:
-        raise TableError(violations)
+        raise TableError(list(violations))
     return m
+
+
+@lru_cache(maxsize=4096)
+def _violations(t: Template) -> tuple:
+    # A map's verdict is a function of its row set (templates are frozen values), and a batch
+    # of draws meets the same few maps thousands of times: each is validated once.
+    return tuple(validate_template(t))
 
 
 def fixed_map(pool: Pool) -> NodeMap:

@@ -15,16 +15,22 @@ from __future__ import annotations
 
 import base64
 import io
-
-import matplotlib
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.colors import ListedColormap
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from functools import cache
 
 from boardgen_pipeline.board.geometry import parse_layout
 from boardgen_pipeline.board.solver import closures
 
-matplotlib.use("Agg")
+
+@cache
+def _pyplot():
+    # matplotlib is imported when a picture is drawn, not with the module: most processes that
+    # import the checks (a row's worker, the CLI) never draw one, and the import costs ~1 s, ~40 MB
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 _PNG_META = {"Software": None}
@@ -33,18 +39,20 @@ _PNG_META = {"Software": None}
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata=_PNG_META, bbox_inches="tight")
-    plt.close(fig)
+    _pyplot().close(fig)
     return buf.getvalue()
 
 
 def inferability_histogram_png(values: list[float], target: float, title: str = "",
                                size: tuple[float, float] = (6, 3)) -> bytes:
     """Histogram of a row's board inferabilities, the target as a red line."""
-    fig, ax = plt.subplots(figsize=size)
+    fig, ax = _pyplot().subplots(figsize=size)
     lo = min([target, *values]) if values else target
     bins = [lo + (1.0 - lo) * i / 20 for i in range(21)] if lo < 1.0 else 20
     ax.hist(values, bins=bins, color="#4c78a8", edgecolor="white")
     ax.axvline(target, color="#d62728", linewidth=2, label=f"target {target:g}")
+    from matplotlib.ticker import MaxNLocator
+
     ax.xaxis.set_major_locator(MaxNLocator(5))  # readable tick labels at any size
     below = sum(1 for v in values if v < target)
     ax.set_xlabel("inferability |R∞| / |S|")
@@ -69,9 +77,11 @@ def board_png(layout: str, spawn_side: int = 3, title: str = "", cell_inches: fl
             row.append(0 if mines[i] else (5 if i in c.r_infinity else 4) if i in fogset else
                        1 if i in c.r0 else 2 if i in c.r_infinity else 3)
         grid.append(row)
+    from matplotlib.colors import ListedColormap
+
     cmap = ListedColormap(["#222222", "#c7e9c0", "#41ab5d", "#ffffff", "#bdbdbd", "#9ecae1"])
     side = 3 * cell_inches / 0.35  # the smallest side, in proportion to the cell size
-    fig, ax = plt.subplots(figsize=(max(side, w * cell_inches), max(side, h * cell_inches)))
+    fig, ax = _pyplot().subplots(figsize=(max(side, w * cell_inches), max(side, h * cell_inches)))
     ax.imshow(grid, cmap=cmap, vmin=0, vmax=5, interpolation="nearest")
     for y in range(h):
         for x in range(w):
@@ -100,7 +110,7 @@ def report_chart_png(rows: list[dict]) -> bytes:
     """Per row: the p10-p90 range as a bar, p50 as a dot, the target as a red
     tick; rows whose p10 is under target stand out in red."""
     labels = [f"({r['level_index']},{r['node_depth']})" for r in rows]
-    fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.5), 3.5))
+    fig, ax = _pyplot().subplots(figsize=(max(6, len(rows) * 0.5), 3.5))
     for i, r in enumerate(rows):
         bad = r["p10"] < r["inferability_target"] or not r.get("green", True)
         ax.plot([i, i], [r["p10"], r["p90"]], color="#d62728" if bad else "#4c78a8", linewidth=6,
@@ -140,7 +150,7 @@ def difficulty_curve_png(rows: list[dict]) -> bytes:
     rows = sorted((r for r in rows if r.get("bbbv_p50") is not None),
                   key=lambda r: (r["level_index"], r["node_depth"]))
     levels = sorted({r["level_index"] for r in rows}) or [None]
-    fig, axes = plt.subplots(len(levels), len(DIFFICULTY_PANELS), squeeze=False,
+    fig, axes = _pyplot().subplots(len(levels), len(DIFFICULTY_PANELS), squeeze=False,
                              figsize=(3.2 * len(DIFFICULTY_PANELS), 2.4 * len(levels)))
     for li, level in enumerate(levels):
         mine = [r for r in rows if r["level_index"] == level]

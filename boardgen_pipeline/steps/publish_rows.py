@@ -1,49 +1,106 @@
-"""The per-row chain as one call, for ``boardgen calibrate`` (issue 12 "one
-publishing path"; SPEC 9 order: boards -> variant overlays -> report).
+"""Many rows' chains, streamed through a pool of workers, each published as it
+arrives: what ``boardgen calibrate`` runs (SPEC 7, 8 ``calibrate``; SPEC 9
+order; issue 12 "one publishing path"; issue 22 "every core").
 
-The Dagster assets run the same three steps as three assets (``boards``,
-``variant_overlays``, ``calibration_report``); ``boardgen calibrate`` runs
-them here, one row after the other. Same functions, so the same
-fingerprints and the same rule: a batch with an illegal board (assertion A')
-is never published, and publishing a row's boards replaces its overlays and
-report in the same pass, so no overlay row ever joins to no board.
+The Dagster step ``calibrate`` runs the same chain (``steps.chain``) through
+the same pool (``steps.pool``) and publishes with the same function, so both
+paths write the same bytes and keep the same rule: a batch with an illegal
+board (assertion A') is never published, and a row's overlays and report
+are made from the boards it publishes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
+from boardgen_pipeline.calibration.batch import RowReport
 from boardgen_pipeline.calibration.seeds import seed_batch
-from boardgen_pipeline.steps import calibrate_row, overlay_row, report_row
+from boardgen_pipeline.steps import chain
+from boardgen_pipeline.steps.pool import RowPool
+from boardgen_pipeline.warehouse import publish
 
 
-@dataclass
-class PublishedRow:
-    """One row's boards (and their checks), its overlays and its report record."""
+def row_tasks(root, catalog, keys: Iterable[tuple[int, int]], samples: int, master_seed: int = 0,
+              stages=chain.STAGES) -> Iterator[chain.RowTask]:
+    """One task per row, made as the pool asks for them (a task without the
+    boards stage carries the row's published boards file, read then)."""
+    stages = frozenset(stages)
+    for key in keys:
+        batch = seed_batch(catalog.board_gen, key, samples, master_seed)
+        boards = None
+        if chain.BOARDS not in stages:
+            try:
+                boards = publish.read_row_bytes(root, chain.BOARDS, key)
+            except FileNotFoundError:
+                boards = None
+        yield chain.RowTask(batch, stages, catalog.variation, catalog.resources, boards)
 
-    boards: calibrate_row.RowResult
-    overlays: overlay_row.OverlayResult | None
-    report: dict | None
+
+def run_rows(root, catalog, keys: Iterable[tuple[int, int]], samples: int, master_seed: int = 0,
+             pool: RowPool | None = None, stages=chain.STAGES) -> Iterator[tuple[chain.RowTask, chain.RowResult | None,
+                                                                               BaseException | None]]:
+    """Run and publish every row of ``keys`` on ``pool`` (default: this
+    process), yielding ``(task, result, error)`` once each row is published.
+
+    A thread writes the files (their fsyncs wait on the disk, not on the
+    interpreter) while the caller records the rows written before: the
+    rows arrive in the order they were published, at most
+    ``WRITES_AHEAD`` of them between the two."""
+    own = pool is None
+    pool = pool or RowPool(1)
+    if own:
+        pool.__enter__()
+    written: deque = deque()
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish") as writer:
+            tasks = row_tasks(root, catalog, keys, samples, master_seed, stages)
+            for outcome in pool.map_unordered(chain.run_row, tasks, window=QUEUED_PER_WORKER * pool.parallel):
+                if outcome.error is not None:
+                    written.append((outcome.item, None, outcome.error))
+                else:
+                    written.append((outcome.item, writer.submit(chain.publish_result, root, outcome.result), None))
+                while written and (len(written) > WRITES_AHEAD or _done(written[0])):
+                    yield _published(written.popleft())
+            while written:
+                yield _published(written.popleft())
+    finally:
+        if own:
+            pool.__exit__(None, None, None)
 
 
-def publish_row(root, catalog, key: tuple[int, int], samples: int, master_seed: int = 0, client=None) -> PublishedRow:
-    """Generate, check and publish one row, then its overlays and report; a
-    rejected batch (A') withdraws the row's files and stops there."""
-    batch = seed_batch(catalog.board_gen, key, samples, master_seed)
-    boards = calibrate_row.run_batch(root, batch, client)
-    if not boards.published:
-        return PublishedRow(boards, None, None)
-    overlays = overlay_row.run_overlays(root, catalog, key, samples, master_seed)
-    record, _ = report_row.write_row_report(root, batch)
-    return PublishedRow(boards, overlays, record)
+WRITES_AHEAD = 4
+# Rows queued a worker: enough that the workers never wait while the caller records a chunk of
+# rows (the Dagster step records up to 32 at a time), few enough that memory stays flat.
+QUEUED_PER_WORKER = 24
+
+
+def _done(entry) -> bool:
+    return entry[1] is None or entry[1].done()
+
+
+def _published(entry):
+    task, future, error = entry
+    if future is None:
+        return task, None, error
+    return task, future.result(), None  # a storage fault raises here, in the caller's thread
 
 
 def publish_rows(root, catalog, keys: Iterable[tuple[int, int]], samples: int, master_seed: int = 0,
-                 client=None, on_row: Callable[[PublishedRow], None] | None = None) -> list[PublishedRow]:
-    out = []
-    for key in keys:
-        out.append(publish_row(root, catalog, key, samples, master_seed, client))
+                 pool: RowPool | None = None, on_row: Callable[[chain.RowResult], None] | None = None
+                 ) -> list[RowReport]:
+    """Every row of ``keys``, published; each row's report C / diagnostics D in
+    table order (only those: a table of any size streams through). A row that
+    raised re-raises here, after the other rows were published."""
+    out, errors = {}, []
+    for task, result, error in run_rows(root, catalog, keys, samples, master_seed, pool):
+        if error is not None:
+            errors.append((task.key, error))
+            continue
+        out[result.key] = result.report
         if on_row is not None:
-            on_row(out[-1])
-    return out
+            on_row(result)
+    if errors:
+        raise errors[0][1]
+    return [out[k] for k in sorted(out)]

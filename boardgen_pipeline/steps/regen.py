@@ -41,10 +41,9 @@ from boardgen_pipeline.calibration.fingerprints import (
     partition_key,
     row_key,
 )
-from boardgen_pipeline.steps.overlay_row import stored_overlay_fingerprint
 from boardgen_pipeline.steps.stratify import DATASET, FILE
 from boardgen_pipeline.warehouse import datasets, publish
-from boardgen_pipeline.warehouse.publish import stored_fingerprint
+from boardgen_pipeline.warehouse.publish import stored_fingerprint, stored_overlay_fingerprint
 
 ROW_FILES = ("boards", "calibration_report", "variant_overlays")
 

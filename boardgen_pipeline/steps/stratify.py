@@ -39,7 +39,6 @@ from boardgen_pipeline.calibration.fingerprints import (
 from boardgen_pipeline.nodemap import Pool, stratify
 from boardgen_pipeline.nodemap.validate import board_nodes
 from boardgen_pipeline.outcomes import CheckOutcome
-from boardgen_pipeline.pictures import charts
 from boardgen_pipeline.steps import draw_node_maps
 from boardgen_pipeline.warehouse import publish
 
@@ -187,8 +186,6 @@ class StrataResult:
     outcomes: list[CheckOutcome]
     path: str
     stale: list[str] = field(default_factory=list)
-    chart: str | None = None  # <warehouse>/calibration_report.png
-    difficulty_chart: str | None = None  # <warehouse>/difficulty_curve.png
 
     def summary(self) -> dict:
         pools = [r for r in self.records if r["kind"] == "pool"]
@@ -209,11 +206,8 @@ def run_strata(root, catalog, samples: int, master_seed: int = 0,
     fingerprint; default ``draw_node_maps.DEFAULT_ADVENTURES``)."""
 
     pools = catalog.pools or {}
-    reports = {}
-    for key in sorted(publish.intact_keys(root, "calibration_report")):
-        recs = publish.read_partition(root, "calibration_report", key)
-        if recs:
-            reports[key] = recs[0]
+    reports = {key: recs[0] for key, recs in sorted(publish.read_row_records(
+        root, "calibration_report", publish.intact_keys(root, "calibration_report")).items()) if recs}
     current, stale = current_reports(reports, catalog.board_gen, samples, master_seed)
     pools_fp = draw_node_maps.pools_digest(pools) if pools else ""
     shares = observed_shares(draw_node_maps.read_draws(root), pools_fp)
@@ -223,12 +217,6 @@ def run_strata(root, catalog, samples: int, master_seed: int = 0,
                              pools_fp=pools_fp,
                              inputs_fp=inputs_fingerprint(pools, adventures, fps) if pools else "")
     path = publish.write_flat(root, DATASET, FILE, records, dataset_schema())
-    chart = difficulty_chart = None
-    if current:
-
-        # the report's picture: p10/p50/p90 vs target of every current row (issue 8)
-        chart = str(charts.write_report_chart(root, list(current.values())))
-        # the difficulty curve of each level across depth (issue 17)
-        difficulty_chart = str(charts.write_difficulty_chart(root, list(current.values())))
-    return StrataResult(records, [complete_outcome(records, stale, applicable=bool(pools))], str(path), stale,
-                        chart, difficulty_chart)
+    # The report chart and the difficulty curves are drawn on demand (`boardgen chart`): a PNG of every
+    # row cost more than the rows' boards and was drawn every night whether looked at or not (issue 22).
+    return StrataResult(records, [complete_outcome(records, stale, applicable=bool(pools))], str(path), stale)

@@ -2,19 +2,23 @@
 seed 001 F4): which checks failed, which only warn, which runs failed for
 another reason, the exit code they add up to, and the lines a person reads.
 
-Plain data in, plain text out (with ``rich`` markup): the Dagster runner
-collects each run's check results into dicts of the shape
-``{"checks": {name: {"passed", "severity", "description", "metadata"}},
-"boards": {...}, "variant_overlays": {...}, ...}`` and prints what this module
-says. A check of severity ``WARN`` (assertion E) never fails the run.
+:class:`Tally` sums up the rows a run records as they go by (checks evaluated
+and failed per check, the failing ones with their words, the figures of the
+rows worth printing, overlay totals): the row step records it in the run's
+log, so the nightly reads one event, not every event of the run (issue 22:
+nothing grows with the rows). Plain data in, plain text out (with ``rich``
+markup). A check of severity ``WARN`` (assertion E) never fails the run.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from boardgen_pipeline.calibration import assertions
-from boardgen_pipeline.steps import draw_node_maps, overlay_row, stratify
+from boardgen_pipeline.steps import draw_node_maps, stratify
+from boardgen_pipeline.steps.chain import RowResult
+from boardgen_pipeline.variants import outcomes as overlay_checks
 
 EXIT_OK, EXIT_TABLE, EXIT_CHECK, EXIT_RUN = 0, 1, 3, 4
 # a warehouse/storage fault (disk full, read-only, damaged file, corrupt runs.db;
@@ -23,9 +27,9 @@ EXIT_STORAGE = 5
 
 OK, FAIL, WARN = "[green]ok[/]", "[red]FAIL[/]", "[yellow]warn[/]"
 
-OVERLAY_LABELS = {overlay_row.CHECK_DOMAIN: "cells safe/outside R0", overlay_row.CHECK_PACKS: "packs",
-                  overlay_row.CHECK_ONE_TYPE: "one type", overlay_row.CHECK_BOSS: "Boss rule",
-                  overlay_row.CHECK_SKEW: "skew"}
+OVERLAY_LABELS = {overlay_checks.CHECK_DOMAIN: "cells safe/outside R0", overlay_checks.CHECK_PACKS: "packs",
+                  overlay_checks.CHECK_ONE_TYPE: "one type", overlay_checks.CHECK_BOSS: "Boss rule",
+                  overlay_checks.CHECK_SKEW: "skew"}
 NODE_MAP_LABELS = {draw_node_maps.CHECK_TEMPLATES: "templates valid",
                    draw_node_maps.CHECK_DETERMINISTIC: "deterministic",
                    draw_node_maps.CHECK_UNIFORM: "uniform", draw_node_maps.CHECK_PROCEDURAL: "step-3 maps valid"}
@@ -35,6 +39,79 @@ ROW_COLUMNS = ("row", "target", "p10 p50 p90", "exits p/b/l", "retry", "F4", "ov
 F4_SHORT = ((assertions.CHECK_A, "A"), (assertions.CHECK_A2, "A''"), (assertions.CHECK_A1, "A'"),
             (assertions.CHECK_B, "B"), (assertions.CHECK_B1, "B'"))
 POOL_CHECKS = frozenset((*draw_node_maps.CHECKS, stratify.CHECK_COMPLETE))
+SHOW_ALL_ROWS = 60  # a larger run lists only its rows that fail or warn (the rest: `boardgen sql`)
+LISTED_MAX = 200  # rows and failures a tally keeps words for (the counts are always complete)
+ROW_FIGURES = ("target", "p10", "p50", "p90", "exit_passed", "exit_best_legal", "exit_least_bad", "retry_rate",
+               "published")
+TALLY_MESSAGE = "boardgen rows recorded"
+
+
+@dataclass
+class Tally:
+    """A run's rows, summed up (module docstring). ``list_all``: keep every
+    row's figures (a run of at most :data:`SHOW_ALL_ROWS` rows)."""
+
+    list_all: bool = True
+    rows: int = 0
+    evaluated: Counter = field(default_factory=Counter)
+    failed: Counter = field(default_factory=Counter)
+    failures: list = field(default_factory=list)  # (row, check, severity, description), the first LISTED_MAX
+    listed: dict = field(default_factory=dict)  # row -> {"boards": figures, "checks": {name: verdict}}
+    variant_cells: int = 0
+    whole_board_boards: int = 0
+    generation_seconds: float = 0.0
+
+    def add(self, result: RowResult, recorded=None) -> None:
+        """One recorded row; ``recorded``: the names of the checks recorded
+        (default: all of the row's outcomes)."""
+        partition, figures = result.partition_key, result.figures
+        self.rows += 1
+        checks = {}
+        for o in (o for found in result.outcomes.values() for o in found):
+            if recorded is not None and o.name not in recorded:
+                continue
+            self.evaluated[o.name] += 1
+            checks[o.name] = {"passed": o.passed, "severity": "WARN" if o.severity == "warning" else "ERROR"}
+            if not o.passed:
+                self.failed[o.name] += 1
+                if len(self.failures) < LISTED_MAX:
+                    self.failures.append((partition, o.name, checks[o.name]["severity"], o.description))
+        overlays = figures.get("variant_overlays") or {}
+        self.variant_cells += int(overlays.get("variant_cells", 0))
+        self.whole_board_boards += int(overlays.get("whole_board_boards", 0))
+        boards = figures.get("boards") or {}
+        self.generation_seconds += result.seconds.get("generate", 0.0)
+        if (self.list_all or not all(c["passed"] for c in checks.values())) and len(self.listed) < LISTED_MAX:
+            self.listed[partition] = {"boards": {k: boards[k] for k in ROW_FIGURES if k in boards}, "checks": checks}
+
+    def as_dict(self) -> dict:
+        return {"list_all": self.list_all, "rows": self.rows, "evaluated": dict(self.evaluated),
+                "failed": dict(self.failed), "failures": [list(f) for f in self.failures], "listed": self.listed,
+                "variant_cells": self.variant_cells, "whole_board_boards": self.whole_board_boards,
+                "generation_seconds": round(self.generation_seconds, 3)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Tally:
+        return cls(list_all=data["list_all"], rows=data["rows"], evaluated=Counter(data["evaluated"]),
+                   failed=Counter(data["failed"]), failures=[tuple(f) for f in data["failures"]],
+                   listed=data["listed"], variant_cells=data["variant_cells"],
+                   whole_board_boards=data["whole_board_boards"], generation_seconds=data["generation_seconds"])
+
+    def merge(self, other: Tally) -> None:
+        """Another step's rows (a run may record rows in more than one step)."""
+        self.list_all = self.list_all and other.list_all
+        self.rows += other.rows
+        self.evaluated.update(other.evaluated)
+        self.failed.update(other.failed)
+        self.failures = (self.failures + other.failures)[:LISTED_MAX]
+        self.listed.update(dict(list(other.listed.items())[:max(0, LISTED_MAX - len(self.listed))]))
+        self.variant_cells += other.variant_cells
+        self.whole_board_boards += other.whole_board_boards
+        self.generation_seconds += other.generation_seconds
+
+    @property
+    def checks_evaluated(self) -> int:
+        return sum(self.evaluated.values())
 
 
 @dataclass
@@ -44,6 +121,15 @@ class Verdict:
     failed_checks: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     failed_runs: list = field(default_factory=list)
+
+    def add_tally(self, tally: Tally) -> None:
+        """The rows' failed checks (words for the first ``LISTED_MAX``; the
+        rest counted in one line)."""
+        for row, name, severity, text in tally.failures:
+            (self.warnings if severity == "WARN" else self.failed_checks).append((row, name, text))
+        unlisted = sum(tally.failed.values()) - len(tally.failures)
+        if unlisted > 0:
+            self.failed_checks.append(("...", f"{unlisted} more", "failed checks not listed (boardgen sql)"))
 
     def add_run(self, key: str, run_id: str, success: bool, collected: dict) -> None:
         """One run's checks; the run itself counts as failed only when it
@@ -83,7 +169,7 @@ def row_cells(key: str, info: dict) -> tuple[str, ...]:
     failed = [short for name, short in F4_SHORT if name in checks and not checks[name]["passed"]]
     e_warn = assertions.CHECK_E in checks and not checks[assertions.CHECK_E]["passed"]
     f4 = (f"[red]{' '.join(failed)}[/]" if failed else OK if checks else "-") + (" [yellow]E[/]" if e_warn else "")
-    overlay = [checks[n]["passed"] for n in overlay_row.CHECKS if n in checks]
+    overlay = [checks[n]["passed"] for n in overlay_checks.CHECKS if n in checks]
     quantiles = " ".join(_short(float(b.get(q, 0.0))) for q in ("p10", "p50", "p90")) if b else "-"
     exits = "/".join(str(b.get(f"exit_{e}", "-")) for e in ("passed", "best_legal", "least_bad")) if b else "-"
     return (
@@ -126,14 +212,16 @@ def group_line(label: str, checks: list, names, short: dict, detail: str = "") -
     return f"{label}: " + ", ".join(parts) + (f"; {detail}" if detail else "")
 
 
-def group_lines(rows: dict, pools: dict | None) -> list[str]:
+def group_lines(tally: Tally, pools: dict | None) -> list[str]:
     """A line per check group beyond the F4 table: overlays (per row), node
     maps and strata (the pools run), with the numbers that matter."""
-    overlay = [(n, c) for info in rows.values() for n, c in info["checks"].items() if n in overlay_row.CHECKS]
-    cells = sum(int((info.get("variant_overlays") or {}).get("variant_cells", 0)) for info in rows.values())
-    whole = sum(int((info.get("variant_overlays") or {}).get("whole_board_boards", 0)) for info in rows.values())
-    out = [group_line("overlay checks", overlay, overlay_row.CHECKS, OVERLAY_LABELS,
-                      f"{cells} variant cells, {whole} whole-board boards")]
+    parts = []
+    for name in overlay_checks.CHECKS:
+        n, bad = tally.evaluated.get(name, 0), tally.failed.get(name, 0)
+        mark = "-" if not n else (OK if not bad else FAIL)
+        parts.append(f"{OVERLAY_LABELS[name]} {mark}" + (f" ({n - bad}/{n})" if n > 1 else ""))
+    out = ["overlay checks: " + ", ".join(parts)
+           + f"; {tally.variant_cells} variant cells, {tally.whole_board_boards} whole-board boards"]
     if pools is None:
         return [*out, "node-map checks: - (pools run not started)"]
     checks = list(pools["checks"].items())

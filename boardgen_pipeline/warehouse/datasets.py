@@ -246,20 +246,31 @@ def partition_path(root: Path, dataset: str, key: tuple[int, int]) -> Path:
     return partition_dir(root, dataset, key) / "part.parquet"
 
 
-def write_atomic(table: pa.Table, path: Path, root: Path | str | None = None) -> Path:
-    """Write ``table`` to ``path`` through a temporary file and a rename, its
-    digest recorded in ``root``'s manifest first (``root``: the warehouse the
-    file belongs to; found from the path when not given). A file that
-    already holds exactly these bytes, with their digest recorded, is left
-    alone (same bytes, same mtime): a rerun that computes the same data
-    rewrites nothing, so a run over several assets touches only what changed
-    (issue 13)."""
-    path = Path(path)
-    root = Path(root) if root is not None else warehouse_root_of(path)
+def encode(table: pa.Table) -> bytes:
+    """The Parquet bytes of ``table``: fixed settings and no wall-clock
+    metadata, so the same records always give the same bytes (a worker
+    encodes, the publisher writes: ``write_bytes_atomic``)."""
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf, compression="zstd", write_statistics=True, store_schema=True)
-    data = buf.getvalue().to_pybytes()
-    digest = hashlib.sha256(data).hexdigest()
+    return buf.getvalue().to_pybytes()
+
+
+def write_atomic(table: pa.Table, path: Path, root: Path | str | None = None) -> Path:
+    """``write_bytes_atomic`` of ``encode(table)``."""
+    return write_bytes_atomic(encode(table), path, root)
+
+
+def write_bytes_atomic(data: bytes, path: Path, root: Path | str | None = None, digest: str | None = None) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and a rename, its
+    digest (``digest``, or computed here) recorded in ``root``'s manifest
+    first (``root``: the warehouse the file belongs to; found from the path
+    when not given). A file that already holds exactly these bytes, with
+    their digest recorded, is left alone (same bytes, same mtime): a rerun
+    that computes the same data rewrites nothing, so a run over several
+    assets touches only what changed (issue 13)."""
+    path = Path(path)
+    root = Path(root) if root is not None else warehouse_root_of(path)
+    digest = digest or hashlib.sha256(data).hexdigest()
     with storage_faults(path):
         try:
             if (path.stat().st_size == len(data) and recorded_digest(root, path) == digest

@@ -176,35 +176,36 @@ def intact_keys(root: Path | str, dataset: str) -> set[tuple[int, int]]:
     return {k for k in keys_in(root, dataset) if intact(root, datasets.partition_path(Path(root), dataset, k))}
 
 
-def _write(root: Path, dataset: str, key: tuple[int, int], records: list[dict], schema=None) -> Path:
+def write_row_file(root: Path | str, dataset: str, key: tuple[int, int], data: bytes, digest: str | None = None) -> Path:
+    """Write one row partition's Parquet bytes (encoded by the worker that
+    computed them: ``datasets.encode``), atomically, digest first."""
     sweep_temp(root, dataset, key)
-    return datasets.write_partition(root, dataset, key, records, schema=schema)
+    return datasets.write_bytes_atomic(data, datasets.partition_path(Path(root), dataset, key), root, digest)
 
 
-def publish_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -> Path:
+def publish_boards(root: Path | str, key: tuple[int, int], data: bytes, digest: str | None = None) -> Path:
     """Write a legal batch to ``boards/`` and drop any rejected copy of the row."""
-    path = _write(Path(root), "boards", key, records)
+    path = write_row_file(root, "boards", key, data, digest)
     datasets.remove_partition(rejected_root(root), "boards", key)
     return path
 
 
-def reject_boards(root: Path | str, key: tuple[int, int], records: list[dict]) -> Path:
+def reject_boards(root: Path | str, key: tuple[int, int], data: bytes, digest: str | None = None) -> Path:
     """Write a batch holding illegal boards to ``_rejected/boards/`` and withdraw
     the row's published partitions (they belong to an older row version)."""
-    path = _write(rejected_root(root), "boards", key, records)
+    path = write_row_file(rejected_root(root), "boards", key, data, digest)
     for dataset in ROW_DATASETS:
         datasets.remove_partition(Path(root), dataset, key)
     return path
 
 
-def write_report(root: Path | str, key: tuple[int, int], record: dict, schema=None) -> Path:
-    return _write(Path(root), "calibration_report", key, [record], schema=schema)
-
-
-def publish_overlays(root: Path | str, key: tuple[int, int], records: list[dict], schema) -> Path:
-    """Write a row's variant overlays (explicit schema: a row whose overlays
-    all have empty lists still gets typed columns)."""
-    return _write(Path(root), "variant_overlays", key, records, schema=schema)
+def read_row_bytes(root: Path | str, dataset: str, key: tuple[int, int]) -> bytes:
+    """The bytes of one published row partition (FileNotFoundError when it has none)."""
+    path = datasets.partition_path(Path(root), dataset, key)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no published {dataset} partition for row ({key[0]},{key[1]}): {path}") from None
 
 
 def withdraw(root: Path | str, dataset: str, key: tuple[int, int]) -> None:
@@ -243,6 +244,45 @@ def read_partition(root: Path | str, dataset: str, key: tuple[int, int]) -> list
     return rows
 
 
+def read_row_records(root: Path | str, dataset: str, keys, columns=None) -> dict[tuple[int, int], list[dict]]:
+    """The records of many row partitions at once (``keys`` that have no
+    readable file are left out), hive keys put back in: one DuckDB scan over
+    the files rather than one read a row (a report of each of 6,000 rows is
+    6,000 small files)."""
+    import duckdb
+
+    paths = {str(datasets.partition_path(Path(root), dataset, k)): k for k in keys}
+    paths = {p: k for p, k in paths.items() if Path(p).is_file()}
+    if not paths:
+        return {}
+    select = "*" if columns is None else ", ".join(f'"{c}"' for c in columns)
+    con = duckdb.connect()
+    try:
+        table = con.sql(f"select {select}, filename from read_parquet($files, union_by_name=true, filename=true)",
+                        params={"files": sorted(paths)}).to_arrow_table()
+    except duckdb.Error:
+        # a damaged file: read them one by one, leaving out the ones that fail (issue 14)
+        return {k: recs for k in paths.values() if (recs := _try_read(root, dataset, k, columns)) is not None}
+    finally:
+        con.close()
+    out: dict[tuple[int, int], list[dict]] = {}
+    for record in table.to_pylist():
+        key = paths[record.pop("filename")]
+        record["level_index"], record["node_depth"] = key
+        out.setdefault(key, []).append(record)
+    return out
+
+
+def _try_read(root, dataset: str, key: tuple[int, int], columns) -> list[dict] | None:
+    try:
+        rows = pq.read_table(datasets.partition_path(Path(root), dataset, key), columns=columns).to_pylist()
+    except (OSError, ValueError, KeyError):
+        return None
+    for r in rows:
+        r["level_index"], r["node_depth"] = key
+    return rows
+
+
 def stored_fingerprint(root: Path | str, key: tuple[int, int]) -> str | None:
     """The batch fingerprint the warehouse holds for a row (published boards
     first, then a rejected batch), or None when the row was never generated."""
@@ -256,6 +296,18 @@ def stored_fingerprint(root: Path | str, key: tuple[int, int]) -> str | None:
             return None
         return str(col[0]) if len(col) else None
     return None
+
+
+def stored_overlay_fingerprint(root: Path | str, key: tuple[int, int]) -> str | None:
+    """The overlay fingerprint the warehouse holds for a row, or None."""
+    path = datasets.partition_path(Path(root), "variant_overlays", key)
+    if not path.exists():
+        return None
+    try:
+        col = pq.read_table(path, columns=["overlay_fingerprint"]).column(0)
+    except (KeyError, ValueError, OSError):
+        return None
+    return str(col[0]) if len(col) else None
 
 
 def keys_in(root: Path | str, dataset: str) -> set[tuple[int, int]]:

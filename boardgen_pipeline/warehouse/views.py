@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import fcntl
 import glob
+import hashlib
 import os
 import re
 from contextlib import contextmanager
@@ -122,27 +123,57 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _verify_database(path: Path, expected: set[str]) -> None:
-    """Reopen ``path`` read-only: every expected view is there and binds."""
+def _verify_database(path: Path, statements: dict[str, str]) -> None:
+    """Reopen ``path`` read-only: every expected view is there, each with the
+    digest of its whole statement. (Binding each view would read the schema of
+    every file it globs: a cost that grows with the table, issue 22.)"""
     import duckdb
 
     con = duckdb.connect(str(path), read_only=True)
     try:
-        found = {r[0] for r in con.execute("select view_name from duckdb_views() where not internal").fetchall()}
-        if found != expected:
-            raise WarehouseError(path, f"the rebuilt database holds views {sorted(found)}, "
-                                       f"not {sorted(expected)} (disk full?)")
-        for view in sorted(expected):
-            con.execute(f"select * from {view} limit 0")
+        found = dict(con.execute("select view_name, comment from duckdb_views() where not internal").fetchall())
     finally:
         con.close()
+    if found != {view: _digest(sql) for view, sql in statements.items()}:
+        raise WarehouseError(path, f"the rebuilt database holds views {sorted(found)}, "
+                                   f"not the {len(statements)} expected ones (disk full?)")
 
 
-def refresh_views_atomic(root: Path | str) -> Path:
+def _digest(sql: str) -> str:
+    return hashlib.sha256(sql.encode()).hexdigest()[:16]
+
+
+def _current(db: Path, statements: dict[str, str]) -> bool:
+    """Whether ``db`` holds exactly these views (each carries the digest of its
+    statement as its comment): then there is nothing to rebuild."""
+    import duckdb
+
+    if not db.is_file():
+        return False
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        found = dict(con.execute("select view_name, comment from duckdb_views() where not internal").fetchall())
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+    return found == {view: _digest(sql) for view, sql in statements.items()}
+
+
+def refresh_views_atomic(root: Path | str, force: bool = False) -> Path:
     """Rebuild ``<root>/boardgen.duckdb`` (views only) in a temporary file,
     check it, and rename it into place. Writers serialise on a lock file;
     readers never wait. Raises ``WarehouseError`` (old database untouched)
-    when the new one cannot be written completely."""
+    when the new one cannot be written completely.
+
+    A database that already holds the very views the datasets call for is
+    left alone (``force``: rebuild anyway): a view reads its dataset's files
+    through a glob, so new files need no rebuild, and the check of a rebuilt
+    database reads every file's schema (issue 22: a run writes what it
+    keeps, and no step costs more as the table grows)."""
     import duckdb
 
     root = Path(root)
@@ -154,17 +185,20 @@ def refresh_views_atomic(root: Path | str) -> Path:
     try:
         with _locked(root / VIEWS_LOCK):
             statements = view_statements(root)
+            if not force and _current(db, statements):
+                return db
             con = duckdb.connect(str(tmp))
             try:
                 for view, sql in statements.items():
                     con.execute(f"create view {view} as {sql}")
+                    con.execute(f"comment on view {view} is '{_digest(sql)}'")
                 con.execute("checkpoint")  # fails loudly here, where close() would swallow it
             finally:
                 con.close()
             if wal.exists() and wal.stat().st_size:
                 raise WarehouseError(db, "the new views were not checkpointed into the database file (disk full?)")
             _fsync(tmp)
-            _verify_database(tmp, set(statements))
+            _verify_database(tmp, statements)
             os.replace(tmp, db)
             _fsync(root)
     except WarehouseError:

@@ -1,43 +1,17 @@
-"""A row's ``calibration_report`` record, computed from its published boards
-(SPEC 7 "report C", "diagnostics D"; seed 001 F4; issue 3)."""
+"""The table-wide F4 verdict: every row of the table, as the warehouse holds
+it, passes F4 (SPEC 7 "assertions"; seed 001 "F4 批量统计断言"; issue 13
+"Failures in front").
+
+Evaluated by every run of the report (a full nightly, a sensor run of one
+row, a click in the UI) over every row of the table: a rejected current
+batch fails A'; a row without a current report is "not calibrated". Each
+failing row leads with its verdict, the advisor's fix and its pictures.
+"""
 
 from __future__ import annotations
 
-from boardgen_pipeline.calibration.batch import evaluate_row
-from boardgen_pipeline.calibration.report import NULLABLE_TYPES, report_record
-from boardgen_pipeline.calibration.seeds import SeedBatch
 from boardgen_pipeline.outcomes import CheckOutcome
 from boardgen_pipeline.warehouse import publish
-
-
-def write_row_report(root, batch: SeedBatch) -> tuple[dict, str]:
-    """Report C and diagnostics D of a row, computed from its *published*
-    boards (a rejected batch has none: FileNotFoundError), written to the
-    ``calibration_report`` dataset."""
-
-    records = publish.read_partition(root, "boards", batch.key)
-    fps = {r.get("batch_fingerprint") for r in records}
-    if fps != {batch.batch_fingerprint}:
-        raise ValueError(f"published boards of row {batch.row.key_text} were made from batch {sorted(map(str, fps))}, "
-                         f"not {batch.batch_fingerprint}: regenerate the boards first")
-    record = report_record(batch, evaluate_row(batch.row, records), records)
-    path = publish.write_report(root, batch.key, record, schema=report_schema(record))
-    return record, str(path)
-
-
-def report_schema(record: dict):
-    """The report file's schema: each column's type from its value, and the
-    declared type for the columns that may be empty (``NULLABLE_TYPES``)."""
-    import pyarrow as pa
-
-    fields = []
-    for name, value in record.items():
-        if name in ("level_index", "node_depth"):
-            continue  # hive keys: in the path
-        declared = NULLABLE_TYPES.get(name)
-        fields.append(pa.field(name, pa.type_for_alias(declared) if declared else pa.array([value]).type))
-    return pa.schema(fields)
-
 
 CHECK_EVERY_ROW = "every_row_passes_f4"
 EVERY_ROW_DESCRIPTION = ("Every row of the table passes F4 (A, A'', A', B, B') with its current batch: the "
@@ -56,12 +30,13 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
 
     out = {}
     published = publish.keys_in(root, "boards")  # once, not a folder walk per row
-    for pk, fp in fingerprints_now(table, samples, master_seed).items():
+    now = fingerprints_now(table, samples, master_seed)
+    # every report at once; a missing or unreadable one (a damaged file: issue 14) is left out
+    reports = publish.read_row_records(root, "calibration_report", [row_key(pk) for pk in now],
+                                       columns=["batch_fingerprint", *(flag for flag, _ in F4_FLAGS)])
+    for pk, fp in now.items():
         key = row_key(pk)
-        try:
-            record = publish.read_partition(root, "calibration_report", key)[0]
-        except (IndexError, OSError, ValueError):  # missing, or unreadable (a damaged file: issue 14)
-            record = None
+        record = (reports.get(key) or [None])[0]
         if record is not None and record.get("batch_fingerprint") == fp:
             out[pk] = [name for flag, name in F4_FLAGS if record.get(flag) is False]
         elif key not in published and publish.stored_fingerprint(root, key) == fp:

@@ -1,0 +1,272 @@
+"""One row's calibration chain, as a task any worker can run (SPEC 7; SPEC 9
+order: seed batch -> boards -> F4 checks -> variant overlays -> overlay
+checks -> report; seed 001 "F4 批量统计断言"; seed 003 "布置段"; issue 22).
+
+:func:`run_row` is the whole chain of one row and a pure function of its
+:class:`RowTask`: it generates the row's boards, evaluates assertions A, A'',
+A', B, B', E on them, places and checks their variant overlays and computes
+report C and diagnostics D, and returns every file the row publishes as
+encoded Parquet bytes with its digest (:class:`RowResult`). It reads and
+writes no file, so it runs in this process, in a local worker process or on
+a Dask worker on another machine alike, and running it twice gives the same
+bytes. :func:`publish_result` (the caller's process) writes those bytes with
+the warehouse's publishing rules:
+
+- validate before publishing (SPEC 10): a batch with an illegal board
+  (assertion A', blocking) is written to ``_rejected/`` and the row's
+  published files are withdrawn; no overlay or report is made from it;
+- a row's overlays and report are made from the very boards it publishes,
+  so no overlay joins to boards of another row version.
+
+``stages`` says which of the row's datasets to make. Without ``boards`` the
+chain starts from the row's published boards (their bytes travel in the
+task), e.g. when only the variation table changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from time import perf_counter
+
+from boardgen_pipeline.board.r0 import layouts_to_arrays
+from boardgen_pipeline.calibration.assertions import CHECK_A1, check_outcomes
+from boardgen_pipeline.calibration.batch import RowReport, evaluate_row
+from boardgen_pipeline.calibration.fingerprints import overlay_fingerprint
+from boardgen_pipeline.calibration.report import report_record, report_schema
+from boardgen_pipeline.calibration.seeds import SeedBatch, generate_batch
+from boardgen_pipeline.outcomes import CheckOutcome
+from boardgen_pipeline.variants import batch as overlay_batch
+from boardgen_pipeline.variants import outcomes as overlay_checks
+from boardgen_pipeline.variants.skew import ResourceWeights
+from boardgen_pipeline.variants.table import VariationTable
+from boardgen_pipeline.warehouse import datasets, publish
+
+BOARDS, OVERLAYS, REPORT = "boards", "variant_overlays", "calibration_report"
+STAGES = (BOARDS, OVERLAYS, REPORT)
+# What a row's report materialization records (the whole record is a query away, `boardgen sql`).
+REPORT_FIGURES = ("samples", "inferability_target", "p10", "p50", "p90", "green", "below_target", "illegal",
+                  "retry_rate", "mean_attempts", "advice_status", "pass_rate_per_attempt", "bbbv_per_safe_p50",
+                  "solvable_full_logic_share", "batch_fingerprint")
+
+
+@dataclass(frozen=True)
+class RowTask:
+    """What one row's chain needs: its seed batch, the stages to run, the
+    variation and resource weight tables (overlays), and, when ``boards`` is
+    not a stage, the bytes of the row's published boards file."""
+
+    batch: SeedBatch
+    stages: frozenset = frozenset(STAGES)
+    variation: VariationTable | None = None
+    resources: ResourceWeights | None = None
+    published_boards: bytes | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.batch.key
+
+
+@dataclass(frozen=True)
+class RowFile:
+    """One file of the row: Parquet bytes and their sha256, or ``data=None``
+    to withdraw the row's file of that dataset."""
+
+    dataset: str
+    data: bytes | None
+    digest: str = ""
+
+    @staticmethod
+    def of(dataset: str, table) -> RowFile:
+        data = datasets.encode(table)
+        return RowFile(dataset, data, hashlib.sha256(data).hexdigest())
+
+
+@dataclass
+class RowResult:
+    """What one row's chain made: its files (in publishing order), its check
+    outcomes and materialization figures per dataset, why a stage made
+    nothing, whether its batch may be published (A'), and seconds per stage."""
+
+    key: tuple[int, int]
+    files: list[RowFile] = field(default_factory=list)
+    outcomes: dict[str, list[CheckOutcome]] = field(default_factory=dict)
+    figures: dict[str, dict] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    published: bool = True
+    seconds: dict[str, float] = field(default_factory=dict)
+    report: RowReport | None = None
+    written: dict[str, str] = field(default_factory=dict)  # dataset -> path, once published
+    digests: dict[str, str] = field(default_factory=dict)  # dataset -> sha256 of what was written
+
+    @property
+    def partition_key(self) -> str:
+        return f"{self.key[0]}-{self.key[1]}"
+
+    def outcome(self, name: str) -> CheckOutcome:
+        return next(o for found in self.outcomes.values() for o in found if o.name == name)
+
+    def file(self, dataset: str) -> RowFile | None:
+        return next((f for f in self.files if f.dataset == dataset), None)
+
+
+def boards_figures(batch: SeedBatch, report: RowReport, published: bool) -> dict:
+    """The figures a row's boards materialization records."""
+    r = report
+    return {
+        "row": batch.row.key_text,
+        "samples": r.samples,
+        "target": r.target,
+        "p10": r.p10,
+        "p50": r.p50,
+        "p90": r.p90,
+        "exit_passed": r.exits.get("passed", 0),
+        "exit_best_legal": r.exits.get("best_legal", 0),
+        "exit_least_bad": r.exits.get("least_bad", 0),
+        "retry_rate": r.retry_rate,
+        "mean_attempts": r.mean_attempts,
+        "cap_rejections": r.cap_rejections,
+        "below_target": len(r.below_target_scopes),
+        "illegal": len(r.illegal_scopes),
+        "published": published,
+        "row_fingerprint": batch.row_fingerprint,
+        "batch_fingerprint": batch.batch_fingerprint,
+    }
+
+
+def _published_records(task: RowTask) -> list[dict]:
+    """The row's published board records, from the bytes in the task; they must
+    come from the row's current batch."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    batch = task.batch
+    if task.published_boards is None:
+        raise FileNotFoundError(f"row {batch.row.key_text} has no published boards: generate them first")
+    records = pq.read_table(pa.BufferReader(task.published_boards)).to_pylist()
+    for r in records:
+        r["level_index"], r["node_depth"] = batch.key
+    fps = {r.get("batch_fingerprint") for r in records}
+    if fps != {batch.batch_fingerprint}:
+        raise ValueError(f"published boards of row {batch.row.key_text} were made from batch {sorted(map(str, fps))}, "
+                         f"not {batch.batch_fingerprint}: regenerate the boards first")
+    return records
+
+
+def run_row(task: RowTask) -> RowResult:
+    """The chain of one row (module docstring). Raises only on a bug or bad
+    input; a row whose boards cannot be published says so in ``skipped``."""
+    batch = task.batch
+    out = RowResult(batch.key)
+    t0 = perf_counter()
+    report = None
+    if BOARDS in task.stages:
+        records = generate_batch(batch)
+        t1 = perf_counter()
+        report = evaluate_row(batch.row, records)
+        outcomes = check_outcomes(batch, records, report)
+        legal = next(o for o in outcomes if o.name == CHECK_A1).passed
+        t2 = perf_counter()
+        out.files.append(RowFile.of(BOARDS, datasets.records_table(records)))
+        out.outcomes[BOARDS] = outcomes
+        out.figures[BOARDS] = boards_figures(batch, report, legal)
+        out.published = legal
+        out.seconds.update({"generate": t1 - t0, "checks": t2 - t1, "encode": perf_counter() - t2})
+        if not legal:
+            why = f"batch rejected: {len(report.illegal_scopes)} illegal boards (assertion A')"
+            out.skipped.update({s: why for s in (OVERLAYS, REPORT) if s in task.stages})
+            out.report = report
+            return out
+    else:
+        try:
+            records = _published_records(task)
+        except (FileNotFoundError, ValueError) as exc:
+            out.skipped.update({s: str(exc) for s in (OVERLAYS, REPORT) if s in task.stages})
+            return out
+    if OVERLAYS in task.stages:
+        t3 = perf_counter()
+        _overlays(task, records, out)
+        out.seconds["overlays"] = perf_counter() - t3
+    if REPORT in task.stages:
+        t4 = perf_counter()
+        report = report or evaluate_row(batch.row, records)
+        record = report_record(batch, report, records)
+        out.files.append(RowFile.of(REPORT, datasets.records_table([record], schema=report_schema(record))))
+        out.figures[REPORT] = {"row": batch.row.key_text,
+                               **{k: record[k] for k in REPORT_FIGURES if record.get(k) is not None}}
+        out.seconds["report"] = perf_counter() - t4
+    out.report = report
+    return out
+
+
+def _overlays(task: RowTask, records: list[dict], out: RowResult) -> None:
+    """The row's variant overlays, placed over the whole row at once, written to
+    a table, and checked as read back from that table (seed 003;
+    ``variants.batch``, ``variants.outcomes``)."""
+    batch, variation = task.batch, task.variation
+    if variation is None:
+        out.files.append(RowFile(OVERLAYS, None))
+        out.outcomes[OVERLAYS] = overlay_checks.not_applicable_outcomes("the tables have no variation.toml")
+        out.figures[OVERLAYS] = {"row": batch.row.key_text, "boards": 0, "published": False}
+        return
+    row, (level, depth) = batch.row, batch.key
+    width, height = row.board_width, row.board_height
+    mines, fog = layouts_to_arrays([r["layout"] for r in records], width, height)
+    scopes = [r["scope"] for r in records]
+    placed = overlay_batch.place_row(mines, fog, scopes=scopes, master_seed=batch.master_seed, width=width,
+                                     height=height, spawn_side=batch.spawn_side, level_index=level, node_depth=depth,
+                                     board_type=row.board_type, is_boss=batch.boss, table=variation)
+    fp = overlay_fingerprint(batch.batch_fingerprint, variation, batch.boss, row.board_type)
+    table = placed.to_arrow([r.get("batch_fingerprint") for r in records], fp)
+    written = overlay_batch.OverlayBatch.from_arrow(table, level_index=level, node_depth=depth)
+    out.outcomes[OVERLAYS] = overlay_checks.overlay_outcomes(written, mines, fog, width=width, height=height,
+                                                             spawn_side=batch.spawn_side, variation=variation,
+                                                             weights=task.resources, board_scopes=scopes)
+    out.files.append(RowFile.of(OVERLAYS, table))
+    out.figures[OVERLAYS] = overlay_figures(batch, written, fp)
+
+
+def overlay_figures(batch: SeedBatch, overlays: overlay_batch.OverlayBatch, fingerprint: str) -> dict:
+    """The figures a row's overlays materialization records."""
+    types = Counter(overlays.type_ids[c] if c >= 0 else "(none)" for c in overlays.variant_type.tolist())
+    return {
+        "row": batch.row.key_text,
+        "boards": len(overlays),
+        "variant_cells": int(overlays.cell_count().sum()),
+        "packs": int(overlays.pack_count().sum()),
+        "shortfall_cells": int(overlays.shortfall.sum()),
+        "whole_board_boards": int((overlays.global_variant >= 0).sum()),
+        "type_counts": dict(sorted(types.items())),
+        "overlay_fingerprint": fingerprint,
+        "published": True,
+    }
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every kernel a row's chain runs:
+    the generator's and the overlays'. A worker calls it before its first
+    row; a first run compiles once, before the workers start."""
+    from boardgen_pipeline.board.generator import warm_up as generator_kernels
+
+    generator_kernels()
+    overlay_batch.warm_up()
+
+
+def publish_result(root, result: RowResult) -> RowResult:
+    """Write a row's files into the warehouse at ``root`` with the publishing
+    rules (module docstring), in order, and let go of their bytes: the
+    result keeps where each file went (``written``) and its digest. Runs
+    where the warehouse is (the caller's process), never on a worker."""
+    for f in result.files:
+        if f.dataset == BOARDS:
+            write = publish.publish_boards if result.published else publish.reject_boards
+            result.written[BOARDS] = str(write(root, result.key, f.data, f.digest))
+        elif f.data is None:
+            publish.withdraw(root, f.dataset, result.key)
+            continue
+        else:
+            result.written[f.dataset] = str(publish.write_row_file(root, f.dataset, result.key, f.data, f.digest))
+        result.digests[f.dataset] = f.digest
+    result.files = []
+    return result

@@ -1,0 +1,300 @@
+"""Where rows run: in this process, in a pool of local processes, or on a Dask
+cluster (SPEC 9 "Scale-out: one partition = one unit of work"; issue 22
+"Every core", "Past one machine").
+
+Rows are independent: a row's chain (``steps.chain.run_row``) reads its task
+and returns its result, and touches no file, so it can run anywhere, in any
+order, and be run again. The caller (the Dagster step, ``boardgen
+calibrate``) publishes each result as it arrives, so the rows stream through:
+at most ``window`` tasks are in flight, whatever the size of the table.
+
+- ``workers = 1``: in this process, one row after the other (no start-up);
+- ``workers = N``: a ``concurrent.futures`` pool of N spawned processes. A
+  worker that dies (killed, out of memory) breaks the pool; the pool is
+  started again and the rows it held are run once more (a row is a pure
+  function of its task: running it twice gives the same bytes);
+- a Dask scheduler address: ``distributed.Client(address)``; Dask reschedules
+  the rows of a worker that dies on the others (``retries`` on top).
+
+A row that raises is reported with its exception, and the other rows go on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from boardgen_pipeline.errors import ClusterError
+
+RETRIES = 2  # runs of a row beyond the first after its worker died
+CONNECT_TIMEOUT_SECONDS = 10
+POLL_SECONDS = 2.0
+WORKERLESS_SECONDS = 60  # a cluster that lost every worker fails the run after this long
+# Below this many rows a worker costs more to start (~1 s: imports and the
+# kernels' cache) than it saves; measured in benchmarks/scale.py.
+MIN_ROWS_PER_WORKER = 12
+
+
+def default_workers() -> int:
+    """Every core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def workers_for(rows: int, workers: int) -> int:
+    """How many local workers ``rows`` rows deserve: never more than asked,
+    never one that would cost more to start than the rows it takes."""
+    return max(1, min(workers, rows // MIN_ROWS_PER_WORKER))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one item: its result, or the exception it raised."""
+
+    item: object
+    result: object = None
+    error: BaseException | None = None
+
+
+def _warm() -> None:
+    # A worker loads the compiled kernels from numba's cache once, before its first row.
+    from boardgen_pipeline.steps.chain import warm_up
+
+    warm_up()
+
+
+class RowPool:
+    """Runs ``fn(item)`` for many items on ``workers`` local processes or on a
+    Dask cluster, yielding :class:`Outcome` values in completion order.
+
+    Use as a context manager; ``describe()`` says where the rows run."""
+
+    def __init__(self, workers: int = 1, dask_address: str = "", dask_local_workers: int = 0,
+                 source: str = "BOARDGEN_DASK", workerless_seconds: float | None = None):
+        self.workers = max(1, int(workers))
+        self.dask_address = dask_address
+        self.source = source  # where the address came from, for the error a bad one gets
+        self.workerless_seconds = WORKERLESS_SECONDS if workerless_seconds is None else workerless_seconds
+        self.dask_local_workers = dask_local_workers
+        self._executor: ProcessPoolExecutor | None = None
+        self._client = None
+        self._cluster = None
+        self._workers_seen: set = set()
+        self.notes: list[str] = []  # what happened to the workers (a death, a retry), for the caller's log
+
+    # --- life cycle ------------------------------------------------------------------------------
+
+    def __enter__(self) -> RowPool:
+        if self.dask_address:
+            self._client = connect(self.dask_address, source=self.source)
+        elif self.dask_local_workers:
+            from distributed import Client, LocalCluster
+
+            self._cluster = LocalCluster(n_workers=self.dask_local_workers, threads_per_worker=1, processes=True,
+                                         dashboard_address=None)
+            self._client = Client(self._cluster)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def describe(self) -> str:
+        if self.dask_address:
+            return f"Dask cluster {self.dask_address}"
+        if self.dask_local_workers:
+            return f"Dask LocalCluster of {self.dask_local_workers} processes"
+        return "this process" if self.workers == 1 else f"{self.workers} worker processes"
+
+    @property
+    def parallel(self) -> int:
+        """Rows that may run at once."""
+        if self._client is not None:
+            return max(1, sum(self._client.nthreads().values()))
+        return self.workers
+
+    # --- running ---------------------------------------------------------------------------------
+
+    def map_unordered(self, fn: Callable, items: Iterable, window: int | None = None) -> Iterator[Outcome]:
+        """``fn(item)`` for every item; at most ``window`` (default: twice the
+        rows that may run at once) in flight, results as they complete."""
+        window = window or 2 * self.parallel
+        if self._client is not None:
+            yield from self._map_dask(fn, items, window)
+        elif self.workers == 1:
+            for item in items:
+                try:
+                    yield Outcome(item, fn(item))
+                except Exception as exc:  # the row fails, the others go on
+                    yield Outcome(item, error=exc)
+        else:
+            yield from self._map_processes(fn, items, window)
+
+    def _start(self) -> ProcessPoolExecutor:
+        import multiprocessing
+
+        # spawn, not fork: the parent (a Dagster step) has threads, and a forked child inherits
+        # whatever locks they held
+        self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_warm)
+        return self._executor
+
+    def _map_processes(self, fn, items, window) -> Iterator[Outcome]:
+        executor = self._executor or self._start()
+        pending: dict[Future, tuple[object, int]] = {}
+        source = iter(items)
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < window:
+                try:
+                    item = next(source)
+                except StopIteration:
+                    exhausted = True
+                    break
+                pending[executor.submit(fn, item)] = (item, 0)
+            if not pending:
+                return
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            broken = []
+            for future in done:
+                item, tries = pending.pop(future)
+                try:
+                    yield Outcome(item, future.result())
+                except BrokenProcessPool as exc:
+                    broken.append((item, tries, exc))
+                except Exception as exc:
+                    yield Outcome(item, error=exc)
+            if broken:
+                # A worker died: every row still in the pool is lost with it. Start a new pool and
+                # run them again (a row writes nothing, so a second run is as good as the first).
+                lost = broken + [(item, tries, None) for item, tries in pending.values()]
+                pending.clear()
+                self.notes.append(f"a worker process died; {len(lost)} rows in its pool are run again "
+                                  f"({RETRIES} retries a row)")
+                _kill_workers(executor)
+                executor.shutdown(wait=False, cancel_futures=True)
+                executor = self._start()
+                for item, tries, exc in lost:
+                    if tries >= RETRIES:
+                        yield Outcome(item, error=exc or BrokenProcessPool("a worker process died"))
+                    else:
+                        pending[executor.submit(fn, item)] = (item, tries + 1)
+
+    def _map_dask(self, fn, items, window) -> Iterator[Outcome]:
+        from distributed import wait as dask_wait
+
+        client = self._client
+        source = iter(items)
+        pending: dict = {}  # future -> item
+        workerless_since = None
+        while True:
+            for item in source:
+                pending[client.submit(fn, item, pure=False, retries=RETRIES)] = item
+                if len(pending) >= window:
+                    break
+            if not pending:
+                return
+            try:
+                done, _ = dask_wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            for future in done:
+                item = pending.pop(future)
+                try:
+                    yield Outcome(item, future.result())
+                except Exception as exc:  # KilledWorker once the retries ran out, or the row's own error
+                    yield Outcome(item, error=exc)
+                finally:
+                    future.release()
+            if done:
+                workerless_since = None
+            elif not client.nthreads():
+                # Dask keeps the rows of a cluster without workers waiting for one forever
+                workerless_since = workerless_since or time.monotonic()
+                if time.monotonic() - workerless_since > self.workerless_seconds:
+                    for future in pending:
+                        future.release()
+                    raise ClusterError(self.dask_address or "LocalCluster",
+                                       f"the cluster has had no worker for {self.workerless_seconds:.0f} s; "
+                                       f"{len(pending)} rows were not run (the next run makes them)", self.source)
+            else:
+                workerless_since = None
+            workers = set(client.nthreads())
+            gone = (self._workers_seen or workers) - workers
+            if gone:
+                self.notes.append(f"Dask worker(s) {', '.join(sorted(gone))} left the cluster; Dask runs their rows "
+                                  f"again on the others ({RETRIES} retries a row)")
+            self._workers_seen = workers
+
+
+def _kill_workers(executor: ProcessPoolExecutor) -> None:
+    # A worker that died holding the pool's queue lock leaves the others blocked on it forever,
+    # and Python 3.11's broken pool joins them before it lets go (3.12 terminates them first):
+    # the surviving workers of a broken pool are killed, their rows run again on a new one.
+    for proc in list(getattr(executor, "_processes", {}).values()):
+        try:
+            proc.kill()
+        except (OSError, AttributeError):
+            pass
+
+
+_END = object()
+
+
+def check_address(address: str) -> str | None:
+    """Why ``address`` cannot name a Dask scheduler (None when it can):
+    ``tcp://host:port`` (or ``tls://``, ``inproc://``), or ``host:port``."""
+    text = address.strip()
+    if not text:
+        return "empty address"
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in ("tcp", "tls", "inproc", "ws", "wss"):
+        return f"unknown protocol {scheme!r} (tcp://host:port)"
+    if scheme == "inproc":
+        return None
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host:
+        return "no port (tcp://host:port, e.g. tcp://127.0.0.1:8786)"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        return f"port {port!r} is not a number in [1, 65535]"
+    return None
+
+
+def connect(address: str, timeout: float = CONNECT_TIMEOUT_SECONDS, source: str = "the Dask address"):
+    """A ``distributed.Client`` on the scheduler at ``address``, or one
+    :class:`ClusterError` sentence naming ``source`` (where the address came
+    from: an option, an environment variable): the address does not parse,
+    nobody answers, or the cluster has no worker."""
+    problem = check_address(address)
+    if problem:
+        raise ClusterError(address, problem, source)
+    from distributed import Client
+
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "timed out"
+        raise ClusterError(address, f"no Dask scheduler answers there ({type(exc).__name__}: {first})",
+                           source) from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError):
+        client.close()
+        raise ClusterError(address, f"the scheduler answers but has no worker (waited {timeout:.0f} s)",
+                           source) from None
+    return client

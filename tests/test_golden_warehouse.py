@@ -1,0 +1,112 @@
+"""A restructure changes no board (issue 22): every row of the default tables,
+calibrated by the row chain on 1 and on 2 worker processes, gives the
+records the code before issue 22 wrote (the digests below were taken from
+that code: ``boardgen calibrate --samples 16`` at commit 627bf0e), and the
+two worker counts write the very same bytes.
+
+A record digest is the sha256 of the partition's records as canonical JSON,
+so it pins every value of every board, overlay and report, and not the
+Parquet encoder's version string."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from boardgen_pipeline.catalog import load_catalog
+from boardgen_pipeline.steps import chain
+from boardgen_pipeline.steps.pool import RowPool
+from boardgen_pipeline.steps.publish_rows import publish_rows
+from boardgen_pipeline.warehouse import datasets
+
+SAMPLES = 16
+BEFORE_ISSUE_22 = {
+    "boards/1-0": "088e64afdaea7f3c",
+    "boards/1-1": "bb37a8e0fa8673a1",
+    "boards/1-2": "11c5839a3c5b9efb",
+    "boards/1-3": "b9c654e09ce0a6f9",
+    "boards/1-4": "6bce9613cc0dd772",
+    "boards/2-0": "bf261c93f2c6ed87",
+    "boards/2-1": "c8a2980e9174b4e8",
+    "boards/2-2": "255dab4db2080f6d",
+    "boards/2-3": "2536c32b4b60eca1",
+    "boards/2-4": "00cb46a46f6706c8",
+    "boards/3-0": "7cbeed07f7289d0b",
+    "boards/3-1": "9575e021afcb49a4",
+    "boards/3-2": "fd4db6b48eb7cd45",
+    "boards/3-3": "185782a991dafcc9",
+    "boards/3-4": "f12a949f21058bda",
+    "calibration_report/1-0": "97836f43c5244ba5",
+    "calibration_report/1-1": "e9ac8b9271b0d538",
+    "calibration_report/1-2": "de6087f829d0a605",
+    "calibration_report/1-3": "7e77f0997d3788cc",
+    "calibration_report/1-4": "43aab914c94fada1",
+    "calibration_report/2-0": "109a27afc2e7c1fa",
+    "calibration_report/2-1": "8bb66a12b018a766",
+    "calibration_report/2-2": "dedb55ff97dd8a5e",
+    "calibration_report/2-3": "d95fb5fe41ef7ae1",
+    "calibration_report/2-4": "cb1ca0442580f759",
+    "calibration_report/3-0": "a91da8351ad45647",
+    "calibration_report/3-1": "6ab5d099cef6b32e",
+    "calibration_report/3-2": "4cfe31ccf8a9b872",
+    "calibration_report/3-3": "1136978be7c991aa",
+    "calibration_report/3-4": "90d6e492d595c88e",
+    "variant_overlays/1-0": "6d6b0f3b2e06fa39",
+    "variant_overlays/1-1": "3b1caa42fd106f1d",
+    "variant_overlays/1-2": "d2a5f47626e9e39f",
+    "variant_overlays/1-3": "823b20cec38c7876",
+    "variant_overlays/1-4": "37481a4663999e58",
+    "variant_overlays/2-0": "7abd1edd5fa84839",
+    "variant_overlays/2-1": "f39fa1cb148acdfb",
+    "variant_overlays/2-2": "e0c2af065d87413c",
+    "variant_overlays/2-3": "ddeba884b1d1d2d0",
+    "variant_overlays/2-4": "848d4a1731fda490",
+    "variant_overlays/3-0": "6963d313916b49f9",
+    "variant_overlays/3-1": "c2500223d683d1da",
+    "variant_overlays/3-2": "63abd2a91797c7d8",
+    "variant_overlays/3-3": "ea8a5a6cf9e8114d",
+    "variant_overlays/3-4": "d2ab5a867af78010",
+}
+
+
+def record_digests(root) -> dict[str, str]:
+    out = {}
+    for dataset in chain.STAGES:
+        for path in sorted((root / dataset).rglob("part.parquet")):
+            key = "-".join(part.split("=")[1] for part in path.parent.parts[-2:])
+            text = json.dumps(pq.read_table(path).to_pylist(), sort_keys=True, separators=(",", ":"), default=str)
+            out[f"{dataset}/{key}"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return out
+
+
+def file_bytes(root) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for dataset in chain.STAGES
+            for p in sorted((root / dataset).rglob("part.parquet"))}
+
+
+@pytest.fixture(scope="module")
+def warehouses(tmp_path_factory):
+    catalog = load_catalog()
+    keys = catalog.board_gen.keys()
+    out = {}
+    for workers in (1, 2):
+        root = tmp_path_factory.mktemp(f"w{workers}")
+        with RowPool(workers) as pool:
+            reports = publish_rows(root, catalog, keys, SAMPLES, pool=pool)
+        assert [r.key for r in reports] == keys and all(r.green for r in reports)
+        out[workers] = root
+    return out
+
+
+def test_every_row_gives_the_records_of_the_code_before_the_restructure(warehouses):
+    assert record_digests(warehouses[1]) == BEFORE_ISSUE_22
+
+
+def test_two_workers_write_the_bytes_one_worker_writes(warehouses):
+    one, two = file_bytes(warehouses[1]), file_bytes(warehouses[2])
+    assert len(one) == 45 and one == two
+    assert sorted(datasets.partition_path(warehouses[2], "boards", (1, 0)).parent.iterdir()) == [
+        datasets.partition_path(warehouses[2], "boards", (1, 0))]  # no temporary file left beside it
