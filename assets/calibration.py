@@ -15,7 +15,9 @@ per row and asset, tagged with the file's digest as data version and the
 asset's code version, then that row's check results (F4 on ``boards``, the
 overlay checks on ``variant_overlays``), each against the materialization it
 judges. Nothing of a row is kept once it is recorded, so the step's memory
-and its cost per row do not grow with the table. (Dagster cannot take
+and its cost per row do not grow with the table: over a range, the rows'
+events are written to the run's log as they are made rather than yielded,
+since the engine keeps a step's yielded events until it ends (``emit``). (Dagster cannot take
 per-partition results from a single-run backfill step's output,
 dagster-io/dagster#21072: a partitioned output materializes every partition
 of the range at the end, and its per-partition metadata costs a scan of the
@@ -36,7 +38,7 @@ from boardgen_pipeline.calibration import assertions, fingerprints, seeds
 from boardgen_pipeline.errors import ClusterError
 from boardgen_pipeline.steps import chain, publish_rows, stratify, summary, table_check
 from boardgen_pipeline.variants import outcomes as overlay_checks
-from boardgen_pipeline.warehouse import publish, views
+from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .checks import DESCRIPTIONS, check_outputs, check_specs, evaluation, to_check_result
 from .metadata import row_metadata
@@ -142,6 +144,27 @@ def record_rows(context: dg.AssetExecutionContext, rows: list, selected: set, si
                 yield evaluation(outcome, dataset, pk, targets.get((dataset, pk)), blocking=outcome.blocking and single)
 
 
+def emit(context: dg.AssetExecutionContext, events, single: bool):
+    """The rows' events, into the run's log. One row's are yielded (the engine
+    then acts on a failed blocking check). A range's are recorded by the same
+    constructors the engine applies to a yielded event, which write the event
+    to the run's log as they build it; yielded, each would stay in the
+    engine's list of the step's events until the step ends (kept for hooks,
+    ``dagster/_core/execution/plan/execute_plan.py``), ~60 KB a row, and the
+    step's memory would grow with the table (issue 22 "bounded memory")."""
+    if single:
+        yield from events
+        return
+    from dagster._core.events import DagsterEvent
+
+    step = context.get_step_execution_context()
+    for event in events:
+        if isinstance(event, dg.AssetCheckEvaluation):
+            DagsterEvent.asset_check_evaluation(step, event)
+        else:
+            DagsterEvent.asset_materialization(step, event)
+
+
 def report_tally(context: dg.AssetExecutionContext, tally: summary.Tally) -> None:
     """The step's rows summed up, as one event of the run's log (the nightly
     reads it instead of every row's events)."""
@@ -171,6 +194,7 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
         yield from calibrate_rows(context, settings, workers, catalog, selected)
     if STRATA in selected:
         yield from strata(context, settings, catalog)
+    views.refresh_views_atomic(settings.root)  # once, when the step made a dataset's first file
 
 
 def calibrate_rows(context: dg.AssetExecutionContext, settings: BoardgenSettings, workers: RowWorkers, catalog,
@@ -220,22 +244,20 @@ def _calibrate_rows(context: dg.AssetExecutionContext, settings: BoardgenSetting
                                    if dataset in stages and result.published)
                 pending.append((task, result))
                 if len(pending) >= chunk:
-                    yield from record_rows(context, pending, selected, single, tally)
+                    yield from emit(context, record_rows(context, pending, selected, single, tally), single)
                     pending = []
-            yield from record_rows(context, pending, selected, single, tally)
+            yield from emit(context, record_rows(context, pending, selected, single, tally), single)
         report_tally(context, tally)
     elif SEED_BATCHES in selected:  # the seed batches alone need no worker: a pure function of the table
-        for key in keys:
-            batch = seeds.seed_batch(table, key, settings.samples, settings.master_seed)
-            yield dg.AssetMaterialization(SEED_BATCHES, partition=batch.partition_key,
-                                          metadata=row_metadata(batch.describe()))
+        batches = (seeds.seed_batch(table, key, settings.samples, settings.master_seed) for key in keys)
+        yield from emit(context, (dg.AssetMaterialization(SEED_BATCHES, partition=b.partition_key,
+                                                          metadata=row_metadata(b.describe())) for b in batches), single)
     if single and skipped and not failed:
         raise dg.Failure(description=skipped[0].split(": ", 1)[1], allow_retries=False)
     if failed:
         raise dg.Failure(description=f"{n_failed} of {len(keys)} rows failed: " + "; ".join(failed),
                          allow_retries=False)
     if chain.REPORT in selected:
-        views.refresh_views_atomic(settings.root)
         if table_check.CHECK_EVERY_ROW in {k.name for k in context.selected_asset_check_keys}:
             outcome = table_check.every_row_outcome(settings.root, table, settings.samples, settings.master_seed)
             yield evaluation(outcome, chain.REPORT, None, None, blocking=False, overview=True)
@@ -245,12 +267,11 @@ def strata(context: dg.AssetExecutionContext, settings: BoardgenSettings, catalo
     """The stratified figures from every row's current report and the draws."""
     result = stratify.run_strata(settings.root, catalog, settings.samples, settings.master_seed,
                                  settings.node_map_adventures)
-    db = views.refresh_views_atomic(settings.root)
     checks = {k.name for k in context.selected_asset_check_keys}
     yield dg.MaterializeResult(
         asset_key=STRATA,
         data_version=dg.DataVersion(publish.file_digest(result.path)),
         metadata={**result.summary(), "path": dg.MetadataValue.path(result.path),
-                  "duckdb": dg.MetadataValue.path(str(db))},
+                  "duckdb": dg.MetadataValue.path(str(settings.root / datasets.DB_NAME))},
         check_results=[to_check_result(o, STRATA) for o in result.outcomes if o.name in checks],
     )

@@ -204,6 +204,36 @@ class PooledSqliteEventLogStorage(ConsolidatedSqliteEventLogStorage):
         """Commit the open group of events, if any (other readers then see it)."""
         self._db.flush()
 
+    def _store_asset_check_evaluation_planned(self, event, event_id) -> None:
+        """One planned row per partition, each holding the planned event of its
+        own partition. Dagster's storage copies the whole planned event, with
+        the run's every partition in it, into each partition's row: at N rows
+        that is N rows of N keys (3.6 GB written for 6,000 rows), for the same
+        facts."""
+        from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+        from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable
+        from dagster._record import copy
+        from dagster_shared.serdes import serialize_value
+
+        planned = event.dagster_event.event_specific_data
+        subset = planned.partitions_subset
+        if subset is None:
+            super()._store_asset_check_evaluation_planned(event, event_id)
+            return
+        empty = subset.empty_subset()
+        rows = []
+        for key in subset.get_partition_keys():
+            own = copy(planned, partitions_subset=empty.with_partition_keys([key]))
+            row_event = event._replace(dagster_event=event.dagster_event._replace(event_specific_data=own))
+            rows.append(dict(asset_key=planned.asset_key.to_string(), check_name=planned.check_name, partition=key,
+                             run_id=event.run_id, execution_status=AssetCheckExecutionRecordStatus.PLANNED.value,
+                             evaluation_event=serialize_value(row_event),
+                             evaluation_event_timestamp=self._event_insert_timestamp(event),
+                             evaluation_event_storage_id=event_id))
+        if rows:
+            with self.index_connection() as conn:
+                conn.execute(AssetCheckExecutionsTable.insert().values(rows))
+
     def alembic_version(self):
         """``(database revision, head revision)``: what ``assets.home`` reads to
         decide whether the instance needs ``dagster instance migrate``."""

@@ -46,6 +46,10 @@ def load_table_or_fail(settings: BoardgenSettings):
     return load_catalog_or_fail(settings).board_gen
 
 
+def _first(keys: list, shown: int = 20) -> dict:
+    return {"count": len(keys), "first": list(keys[:shown])}
+
+
 @dg.observable_source_asset(
     name="table_files",
     group_name=GROUP,
@@ -88,9 +92,10 @@ def validated_rows(context: dg.AssetExecutionContext, settings: BoardgenSettings
             "rows": len(table.rows),
             "levels": table.levels(),
             "spawn_side": table.spawn_side,
-            "partitions_added": plan.add,
-            "partitions_removed": plan.remove,
-            "pruned_from_warehouse": pruned,
+            # the first few keys and the count: a run's metadata does not grow with the table
+            "partitions_added": _first(plan.add),
+            "partitions_removed": _first(plan.remove),
+            "pruned_from_warehouse": _first(pruned),
             "monotone_warnings": [str(w) for w in table.warnings],
             "table": dg.MetadataValue.md(drawings.rows_table(table)),
         },

@@ -167,6 +167,7 @@ def cmd_calibrate(args) -> int:
 
     from boardgen_pipeline.catalog import load_catalog
     from boardgen_pipeline.steps.publish_rows import publish_rows
+    from boardgen_pipeline.steps.summary import SHOW_ALL_ROWS
     from boardgen_pipeline.warehouse import datasets, views
 
     # Every table, validated together (as the nightly does): the overlays need the variation table.
@@ -191,14 +192,17 @@ def cmd_calibrate(args) -> int:
             done[0] += 1
             progress.update(task, advance=1, rate=f"{done[0] * args.samples / (time.perf_counter() - t0):,.0f}")
 
-        reports = publish_rows(root, catalog, keys, args.samples, args.master_seed, pool=pool, on_row=advance)
+        published = publish_rows(root, catalog, keys, args.samples, args.master_seed, pool=pool, on_row=advance)
     db = views.refresh_views_atomic(root)
-    out = Table(title=f"F4 calibration, {args.samples} boards per row")
+    title = f"F4 calibration, {args.samples} boards per row"
+    if not published.list_all:  # a large table: the rows that fail (the rest: boardgen sql)
+        title += f": the {published.failed} of {published.rows} rows that fail"
+    out = Table(title=title)
     for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
                 "retry", "A", "A''", "A'", "B/B'", "3BV/cell", "full logic"):
         out.add_column(col, justify="right")
     yes = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "-"}
-    for r in reports:
+    for r in published.listed:
         out.add_row(f"({r.key[0]},{r.key[1]})", f"{r.target:.2f}", f"{r.p10:.3f}", f"{r.p50:.3f}",
                     f"{r.p90:.3f}", str(r.exits["passed"]), str(r.exits["best_legal"]),
                     str(r.exits["least_bad"]), f"{r.retry_rate:.2f}", yes[r.assertion_a],
@@ -206,14 +210,19 @@ def cmd_calibrate(args) -> int:
                     ("B " + yes[r.assertion_b]) if r.has_fog else ("B' " + yes[r.assertion_b1]),
                     f"{r.difficulty.get('bbbv_per_safe_p50', 0):.3f}",
                     f"{r.difficulty.get('solvable_full_logic_share', 0):.0%}")
-    console.print(out)
+    if published.listed:
+        console.print(out)
+    else:
+        console.print(f"{published.rows} rows pass every assertion (not listed: {published.rows} > "
+                      f"{SHOW_ALL_ROWS}; boardgen sql \"select * from calibration_report\")")
     for w in table.warnings:
         console.print(f"[yellow]assertion E (warning):[/] {w}")
-    failed = [r for r in reports if not r.green]
+    failed = [r for r in published.listed if not r.green]
     console.print(f"warehouse: {root}  (DuckDB: {db})")
     console.print('query: boardgen sql "select * from calibration_report"   charts: boardgen chart')
-    if failed:
-        console.print(f"[red]{len(failed)} row(s) failed an assertion:[/] "
+    if published.failed:
+        more = f" (first {len(failed)})" if len(failed) < published.failed else ""
+        console.print(f"[red]{published.failed} row(s) failed an assertion{more}:[/] "
                       + ", ".join(f"({r.key[0]},{r.key[1]})" for r in failed))
         return EXIT_ASSERTION_FAILED
     console.print("[green]all assertions hold[/]")
@@ -315,7 +324,11 @@ def cmd_sql(args) -> int:
         else:
             rel.show(max_rows=args.max_rows, max_width=10_000)
     except duckdb.Error as exc:
-        raise UserError(f"SQL: {str(exc).splitlines()[0]}") from None
+        text = str(exc).splitlines()[0]
+        if "schema mismatch" in text:
+            text += (" (the warehouse holds files written by an older version of the code: `make run` "
+                     "rewrites every row's files)")
+        raise UserError(f"SQL: {text}") from None
     finally:
         con.close()
     return 0

@@ -140,8 +140,6 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.seed("master_seed", "the master seed")
         c.row_keys("rows")
         c.directory("warehouse", must_exist=False)
-        c.int_range("workers", 1, None, "local worker processes")
-        c.dask_address("dask")
     elif command == "advise":
         c.int_range("samples", 1, ADVISOR_PROBE_OFFSET,
                     f"the advisor's probes start at sigma(L,D)+{ADVISOR_PROBE_OFFSET}")
@@ -259,21 +257,24 @@ def _name_the_variables(c: _Checker, before: int, source: dict[str, str]) -> Non
                                         f"{v.message} (the default of {v.field})")
 
 
+def _checker(prog: str, values: Mapping[str, object], environ: Mapping[str, str] | None,
+             env: Mapping[str, str]) -> tuple[_Checker, dict[str, str], int]:
+    """A checker over ``values`` with the options not given taken from the
+    environment (``env``); the variables it used, and where its own checks begin."""
+    values = dict(values)
+    c = _Checker(prog, values)
+    source = _with_environment(c, values, os.environ if environ is None else environ, env)
+    c.values = values
+    return c, source, len(c.violations)
+
+
 def check_calibrate_environment(values: Mapping[str, object], environ: Mapping[str, str] | None = None
                                 ) -> list[Violation]:
-    """``boardgen calibrate``'s ``--workers`` and ``--dask`` when they come from
+    """``boardgen calibrate``'s ``--workers`` and ``--dask``, given or from
     ``$BOARDGEN_WORKERS`` and ``$BOARDGEN_DASK``."""
-    environ = os.environ if environ is None else environ
-    values = dict(values)
-    c = _Checker("boardgen calibrate", values)
-    source = _with_environment(c, values, environ, CALIBRATE_ENV)
-    c.values = values
-    before = len(c.violations)
-    for dest in source:
-        if dest == "workers":
-            c.int_range("workers", 1, None, "local worker processes")
-        else:
-            c.dask_address("dask")
+    c, source, before = _checker("boardgen calibrate", values, environ, CALIBRATE_ENV)
+    c.int_range("workers", 1, None, "local worker processes")
+    c.dask_address("dask")
     _name_the_variables(c, before, source)
     return c.violations
 
@@ -281,12 +282,7 @@ def check_calibrate_environment(values: Mapping[str, object], environ: Mapping[s
 def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | None = None) -> list[Violation]:
     """``python -m assets.nightly`` arguments, and the environment variables
     that stand for the options not given."""
-    environ = os.environ if environ is None else environ
-    values = dict(values)
-    c = _Checker("python -m assets.nightly", values)
-    env_source = _with_environment(c, values, environ, NIGHTLY_ENV)
-    c.values = values
-    before = len(c.violations)
+    c, env_source, before = _checker("python -m assets.nightly", values, environ, NIGHTLY_ENV)
     c.directory("tables", must_exist=True)
     c.directory("warehouse", must_exist=False)
     c.directory("dagster_home", must_exist=False)

@@ -54,8 +54,8 @@ from .test_pipeline_support import (
     QUIET,
     copy_fixture,
     defs_for,
+    execute,
     expected_figures,
-    job,
     meta,
     run_validate,
 )
@@ -112,9 +112,8 @@ def materialize(base: Path, monkeypatch) -> dict:
     with dg.DagsterInstance.get() as instance:
         assert run_validate(defs, instance).success
         keys = instance.get_dynamic_partitions("board_gen_rows")
-        run = job(defs).execute_in_process(instance=instance, tags=partition_range_tags(keys, keys),
-                                           asset_selection=ALL_SELECTION, raise_on_error=False)
-    evaluations = {(c.check_name, c.partition): c for c in run.get_asset_check_evaluations()}
+        run = execute(defs, instance, tags=partition_range_tags(keys, keys), asset_selection=ALL_SELECTION)
+        evaluations = {(c.check_name, c.partition): c for c in run.get_asset_check_evaluations()}
     a_fail = evaluations[(CHECK, FAILING)]
     assert not a_fail.passed and evaluations[(CHECK, PASSING)].passed, "fixture no longer fails A on 1-1 only"
     summary = evaluations[(CHECK_EVERY_ROW, None)]

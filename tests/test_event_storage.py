@@ -155,3 +155,37 @@ def test_the_pooled_log_writes_a_fraction_of_what_the_stock_log_writes(tmp_path)
     events = 200
     ours, theirs = _bytes_written(pooled, env, events), _bytes_written(stock, env, events)
     assert ours * 10 < theirs, (ours, theirs)
+
+
+def planned(keys: list[str]) -> EventLogEntry:
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluationPlanned
+    from dagster._core.definitions.partitions.subset.default import DefaultPartitionsSubset
+
+    data = AssetCheckEvaluationPlanned(asset_key=dg.AssetKey("boards"), check_name="a_no_board_below_target",
+                                       partitions_subset=DefaultPartitionsSubset(set(keys)))
+    event = DagsterEvent(event_type_value=DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value, job_name="job",
+                         event_specific_data=data)
+    return EventLogEntry(user_message="", level=10, job_name="job", run_id="run-1", error_info=None,
+                         timestamp=time.time(), dagster_event=event)
+
+
+def test_a_partitioned_check_plans_one_small_row_a_partition(tmp_path):
+    import sqlite3
+
+    dh = home.ensure_dagster_home(tmp_path / "dh")
+    keys = [f"{level}-{depth}" for level in range(1, 201) for depth in range(5)]
+    with dg.DagsterInstance.from_config(str(dh)) as instance:
+        instance.event_log_storage.store_event(planned(keys))
+        instance.event_log_storage.flush()
+        key = dg.AssetCheckKey(dg.AssetKey("boards"), "a_no_board_below_target")
+        info = instance.event_log_storage.get_asset_check_partition_info([key])
+        assert sorted(i.partition_key for i in info) == sorted(keys)
+        assert {i.latest_execution_status.value for i in info} == {"PLANNED"}
+    con = sqlite3.connect(dh / "history" / "events" / "event_log.db")
+    try:
+        rows = con.execute("select partition, evaluation_event from asset_check_executions").fetchall()
+    finally:
+        con.close()
+    assert len(rows) == len(keys)
+    for partition, text in rows:  # each row's event names its own partition, not the run's 1,000
+        assert f'"{partition}"' in text and len(text) < 2_000

@@ -343,3 +343,31 @@ def test_the_pools_run_writes_empty_node_map_datasets_without_pools(small):
         assert con.execute("select count(*) from calibration_strata").fetchone() == (0,)
     finally:
         con.close()
+
+
+def test_a_range_records_its_rows_in_the_log_and_the_engine_keeps_none_of_them(small, tmp_path):
+    """Issue 22 "bounded memory": a range's row events go to the run's log as
+    they are made; the step's event stream, which the engine keeps until the
+    step ends, carries none of them. The log holds the same events a run per
+    row would."""
+    from assets.automation import ROW_SELECTION, partition_range_tags
+
+    from .test_pipeline_support import execute
+
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        assert run_validate(defs, instance).success
+        keys = instance.get_dynamic_partitions("board_gen_rows")
+        run = execute(defs, instance, tags=partition_range_tags(keys, keys), asset_selection=ROW_SELECTION)
+    assert run.success
+    row_assets = ALL_ASSETS - {"validated_rows"}
+    stored = {(e.asset_key.to_user_string(), e.partition) for e in run.get_asset_materialization_events()}
+    assert stored >= {(a, k) for a in row_assets for k in keys}
+    streamed = [e for e in run._result.all_events if e.is_step_materialization or e.event_type_value ==
+                "ASSET_CHECK_EVALUATION"]
+    assert [e for e in streamed if e.partition is not None] == []
+    by_row = {(c.check_name, c.partition): c.passed for c in run.get_asset_check_evaluations() if c.partition}
+    singles = {(c.check_name, c.partition): c.passed for r in small["results"].values()
+               for c in r.get_asset_check_evaluations() if c.partition}
+    assert by_row == singles and len(by_row) == len(keys) * (len(assertions.CHECKS) + len(overlay_row.CHECKS))

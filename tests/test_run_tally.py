@@ -94,3 +94,25 @@ def test_the_overlay_line_counts_each_check_over_the_rows():
     line = summary.group_lines(t, None)[0]
     assert "packs [red]FAIL[/] (2/3)" in line and "skew [green]ok[/] (3/3)" in line
     assert line.endswith("30 variant cells, 3 whole-board boards")
+
+
+def report(level: int, depth: int, below: tuple = ()):
+    from boardgen_pipeline.calibration.batch import RowReport
+
+    return RowReport(key=(level, depth), samples=8, target=0.9, p10=0.9, p50=1.0, p90=1.0, exits={}, retry_rate=0.0,
+                     mean_attempts=1.0, cap_rejections=0, below_target_scopes=list(below), illegal_scopes=[])
+
+
+def test_calibrate_keeps_every_report_of_a_small_table_and_only_the_failing_ones_of_a_large_one():
+    from boardgen_pipeline.steps.publish_rows import Published
+
+    small = Published(list_all=True)
+    for d in range(3):
+        small.add(report(1, d, below=(7,) if d == 1 else ()))
+    assert (small.rows, small.failed, [r.key for r in small.listed]) == (3, 1, [(1, 0), (1, 1), (1, 2)])
+    large = Published(list_all=False)
+    for i in range(summary.LISTED_MAX * 3):
+        large.add(report(i, 0, below=(1,) if i % 2 else ()))
+    assert large.rows == 3 * summary.LISTED_MAX and large.failed == 3 * summary.LISTED_MAX // 2
+    assert len(large.listed) == summary.LISTED_MAX and all(not r.green for r in large.listed)
+    assert large.listed[0].key == (1, 0)

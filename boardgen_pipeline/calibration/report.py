@@ -25,7 +25,7 @@ TABLE_PARAMETERS = ("board_width", "board_height", "mine_density", "r0_max_cap",
 # Columns that may be empty, with the type they hold when they are not (a file whose only
 # record has None there would otherwise get an untyped "null" column).
 NULLABLE_TYPES = {"advice_density": "double", "advice_r0_max_cap": "int64", "advice_target": "double",
-                  "worst_scope": "int64"}
+                  "worst_scope": "int64", "assertion_b": "bool", "assertion_b1": "bool"}
 
 
 def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | None = None) -> dict:

@@ -129,17 +129,24 @@ def inferability_histogram(records: list[dict], target: float, width: float = 0.
     return "\n".join(["```", *lines, "```", summary])
 
 
-def rows_table(table) -> str:
-    """Markdown: the validated rows of a ``board_gen`` table with their fingerprints."""
+ROWS_SHOWN = 60  # rows a table drawing lists (the rest: `boardgen sql`)
+
+
+def rows_table(table, shown: int = ROWS_SHOWN) -> str:
+    """Markdown: the validated rows of a ``board_gen`` table with their
+    fingerprints, the first ``shown`` of them (a picture, not the table)."""
     lines = [
         "| row | board | density | target | attempts | cap | shave | type | boss | fingerprint |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for key in table.keys():
+    keys = table.keys()
+    for key in keys[:shown]:
         r = table.rows[key]
         lines.append(
             f"| {r.key_text} | {r.board_width}x{r.board_height} | {r.mine_density} | {r.inferability_target} | "
             f"{r.max_gen_attempts} | {r.r0_max_cap} | {r.shave_ring_radius} | {r.board_type} | "
             f"{'yes' if table.is_boss_row(key) else ''} | `{table.row_fingerprint(key)}` |"
         )
+    if len(keys) > shown:
+        lines.append(f"\n{len(keys) - shown} more rows: `boardgen sql \"select * from calibration_report\"`")
     return "\n".join(lines)

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from boardgen_pipeline.calibration.batch import RowReport
 from boardgen_pipeline.calibration.seeds import seed_batch
-from boardgen_pipeline.steps import chain
+from boardgen_pipeline.steps import chain, summary
 from boardgen_pipeline.steps.pool import RowPool
 from boardgen_pipeline.warehouse import publish
 
@@ -87,20 +88,41 @@ def _published(entry):
     return task, future.result(), None  # a storage fault raises here, in the caller's thread
 
 
+@dataclass
+class Published:
+    """What ``publish_rows`` hands back: counts for every row, reports for the
+    rows worth printing (every row of a table of at most
+    ``summary.SHOW_ALL_ROWS`` rows, else the failing ones, the first
+    ``summary.LISTED_MAX``), so a table of any size streams through."""
+
+    rows: int = 0
+    failed: int = 0
+    listed: list[RowReport] = field(default_factory=list)
+    list_all: bool = True
+
+    def add(self, report: RowReport) -> None:
+        self.rows += 1
+        self.failed += not report.green
+        if (self.list_all or not report.green) and len(self.listed) < summary.LISTED_MAX:
+            self.listed.append(report)
+
+
 def publish_rows(root, catalog, keys: Iterable[tuple[int, int]], samples: int, master_seed: int = 0,
                  pool: RowPool | None = None, on_row: Callable[[chain.RowResult], None] | None = None
-                 ) -> list[RowReport]:
-    """Every row of ``keys``, published; each row's report C / diagnostics D in
-    table order (only those: a table of any size streams through). A row that
-    raised re-raises here, after the other rows were published."""
-    out, errors = {}, []
-    for task, result, error in run_rows(root, catalog, keys, samples, master_seed, pool):
+                 ) -> Published:
+    """Every row of ``keys``, published; the reports C / diagnostics D worth
+    printing in table order (:class:`Published`). A row that raised
+    re-raises here, after the other rows were published."""
+    keys = list(keys)
+    out, first_error = Published(list_all=len(keys) <= summary.SHOW_ALL_ROWS), None
+    for _task, result, error in run_rows(root, catalog, keys, samples, master_seed, pool):
         if error is not None:
-            errors.append((task.key, error))
+            first_error = first_error or error
             continue
-        out[result.key] = result.report
+        out.add(result.report)
         if on_row is not None:
             on_row(result)
-    if errors:
-        raise errors[0][1]
-    return [out[k] for k in sorted(out)]
+    if first_error is not None:
+        raise first_error
+    out.listed.sort(key=lambda r: r.key)
+    return out

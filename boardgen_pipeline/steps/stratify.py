@@ -57,6 +57,7 @@ DIFFICULTY_FIGURES = ("bbbv_p50", "bbbv_per_safe_p50", "subset_steps_p50", "solv
 # Row figures of calibration_report that are averaged (all per-board means or
 # percentiles of the row's batch; counts are not, they depend on N).
 FIGURES = ("p10", "p50", "p90", "retry_rate", "mean_attempts") + DIFFICULTY_FIGURES
+REPORT_COLUMNS = ("batch_fingerprint", *FIGURES)  # what the strata read of a report
 
 
 CHECK_COMPLETE = "strata_cover_every_template"
@@ -207,7 +208,8 @@ def run_strata(root, catalog, samples: int, master_seed: int = 0,
 
     pools = catalog.pools or {}
     reports = {key: recs[0] for key, recs in sorted(publish.read_row_records(
-        root, "calibration_report", publish.intact_keys(root, "calibration_report")).items()) if recs}
+        root, "calibration_report", publish.intact_keys(root, "calibration_report"), REPORT_COLUMNS).items())
+        if recs}
     current, stale = current_reports(reports, catalog.board_gen, samples, master_seed)
     pools_fp = draw_node_maps.pools_digest(pools) if pools else ""
     shares = observed_shares(draw_node_maps.read_draws(root), pools_fp)

@@ -49,6 +49,18 @@ OUT_TYPE, OUT_TARGET, OUT_CANDIDATES, OUT_DRAWS, OUT_SHORTFALL, OUT_PACKS = rang
 OUT_SIZE = 6
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _sort_head(a, n):
+    """Sort ``a[:n]`` in place: a frontier or a pack, a handful of cells (insertion sort)."""
+    for i in range(1, n):
+        v = a[i]
+        p = i - 1
+        while p >= 0 and a[p] > v:
+            a[p + 1] = a[p]
+            p -= 1
+        a[p + 1] = v
+
+
 @njit(cache=True, error_model="numpy")
 def _drop_small(start, free, nb, nbn, seen, round_base, stamp, queue, pack_min):
     """Take the free piece holding ``start`` out of the free set when it
@@ -172,26 +184,14 @@ def place_region_rows(states, mines, taken, pool_size, targets, pack_min, pack_m
                             nf += 1
                 if nf == 0:
                     break
-                for i in range(1, nf):  # a handful of cells: insertion sort
-                    v = frontier[i]
-                    p = i - 1
-                    while p >= 0 and frontier[p] > v:
-                        frontier[p + 1] = frontier[p]
-                        p -= 1
-                    frontier[p + 1] = v
+                _sort_head(frontier, nf)
                 for i in range(nf):
                     in_pack[frontier[i]] = 0
                 cell = frontier[below(st, draws, nf)]
                 pack[size_now] = cell
                 in_pack[cell] = 1
                 size_now += 1
-            for i in range(1, size_now):
-                v = pack[i]
-                p = i - 1
-                while p >= 0 and pack[p] > v:
-                    pack[p + 1] = pack[p]
-                    p -= 1
-                pack[p + 1] = v
+            _sort_head(pack, size_now)
             for i in range(size_now):
                 pack_cells[n_cells] = pack[i]
                 n_cells += 1

@@ -67,17 +67,22 @@ def _located(root: Path, dataset: str) -> str:
             f" || {_sql_literal(_pattern(dataset))}")
 
 
+# Every file of a dataset has the dataset's one schema (the code writes typed columns: a test holds
+# every row's files to it), so a view reads the first file's schema only. ``union_by_name`` would
+# open every file when the view is bound, in every query: ~80 KB of memory a file, 0.7 GB at 6,000
+# rows (issue 22). Files of an older schema fail the query with DuckDB's "schema mismatch", which
+# ``boardgen sql`` turns into "run make run" (the nightly rewrites every row).
 VIEW_SQL = {
-    "boards": "select * from read_parquet({boards}, hive_partitioning=true, union_by_name=true)",
+    "boards": "select * from read_parquet({boards}, hive_partitioning=true)",
     "board_metrics": (
-        "select * exclude (layout) from read_parquet({boards}, hive_partitioning=true, union_by_name=true)"
+        "select * exclude (layout) from read_parquet({boards}, hive_partitioning=true)"
     ),
-    "variant_overlays": "select * from read_parquet({variant_overlays}, hive_partitioning=true, union_by_name=true)",
-    "node_map_draws": "select * from read_parquet({node_map_draws}, union_by_name=true)",
+    "variant_overlays": "select * from read_parquet({variant_overlays}, hive_partitioning=true)",
+    "node_map_draws": "select * from read_parquet({node_map_draws})",
     "calibration_report": (
-        "select * from read_parquet({calibration_report}, hive_partitioning=true, union_by_name=true)"
+        "select * from read_parquet({calibration_report}, hive_partitioning=true)"
     ),
-    "calibration_strata": "select * from read_parquet({calibration_strata}, union_by_name=true)",
+    "calibration_strata": "select * from read_parquet({calibration_strata})",
 }
 
 
