@@ -7,7 +7,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: run test lint ui bench validate clean
+.PHONY: run test lint ui bench validate clean mutate
 
 $(STAMP): pyproject.toml
 	@echo "first run: installing boardgen and its dependencies into $(VENV) (a few minutes; once)"
@@ -39,6 +39,19 @@ validate: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/generator_vs_c.py
+
+# Mutation testing of the checks (issue 24; docs/testing.md): not part of `make test` nor CI (it
+# takes about 20 minutes on 2 cores). A fresh mutants/ (no result kept from older code or tests), then
+# one module at a time at low priority ([tool.mutmut] in pyproject.toml); the scores at the end.
+MUTATE_MODULES := calibration.assertions steps.table_check variants.checks variants.outcomes \
+                  nodemap.validate tables.shape tables.tomlio tables.board_gen
+mutate: $(STAMP)
+	rm -rf mutants
+	@for m in $(MUTATE_MODULES); do \
+	    echo "mutate: boardgen_pipeline.$$m"; \
+	    nice -n 10 $(VENV)/bin/mutmut run --max-children 2 "boardgen_pipeline.$$m.*" || exit 1; \
+	done
+	$(PY) scripts/mutation_scores.py
 
 clean:
 	rm -rf warehouse .dagster_home

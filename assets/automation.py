@@ -18,14 +18,17 @@ and stratified figures follow in the same run, after every row's report.
 - ``POOLS_SELECTION``: node-map draws and stratified figures alone;
 - ``VALIDATE_SELECTION``: the table assets alone.
 
-The sensor compares fingerprints in the tables with the ones the warehouse
-stores (``boardgen_pipeline.steps.regen``) and asks for one run per edit:
-the range of row partitions that covers the rows whose boards (or only
-overlays) changed, with the pools; or the pools alone when only they
-changed. A range is contiguous in partition order, so rows between two
-edited rows are regenerated too (bit-identical boards: the cost of one run
-per edit; docs/decisions.md). It adds partitions for new rows and deletes
-those of removed rows. Why a sensor and not declarative automation: see
+The sensor asks ``boardgen_pipeline.steps.currency`` what is current (the
+fingerprints in the tables against the ones the warehouse stores) and
+requests one run per edit: the range of row partitions that covers the rows
+whose boards (or only overlays) changed, then the stratified figures (they
+read every report); the node-map draws only when their own inputs changed
+(the pools, the number of adventures, the table's row keys: issue 23, a row
+edit redraws no map); or the figures or draws alone when only they are
+stale. A range is contiguous in partition order, so rows between two edited
+rows are regenerated too (bit-identical boards: the cost of one run per
+edit; docs/decisions.md). It adds partitions for new rows and deletes those
+of removed rows. Why a sensor and not declarative automation: see
 ``docs/decisions/pipeline.md``.
 """
 
@@ -37,7 +40,7 @@ import dagster as dg
 
 from boardgen_pipeline.calibration import fingerprints
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.steps import regen
+from boardgen_pipeline.steps import currency, regen
 from boardgen_pipeline.warehouse import publish
 
 from .partitions import board_rows
@@ -54,12 +57,14 @@ ROW_SELECTION = [*VALIDATE_SELECTION, dg.AssetKey("seed_batches"), dg.AssetKey("
 # A row's overlays alone (its boards are current; the variation table changed).
 OVERLAY_SELECTION = [*VALIDATE_SELECTION, dg.AssetKey("variant_overlays")]
 # Not per row, after every row's report: node-map draws and the stratified figures.
-POOLS_ASSETS = [dg.AssetKey("node_map_draws"), dg.AssetKey("calibration_strata")]
+NODE_MAPS, STRATA = dg.AssetKey("node_map_draws"), dg.AssetKey("calibration_strata")
+POOLS_ASSETS = [NODE_MAPS, STRATA]
 POOLS_SELECTION = [*VALIDATE_SELECTION, *POOLS_ASSETS]
 ALL_SELECTION = [*ROW_SELECTION, *POOLS_ASSETS]
 ALL_ASSETS = ("table_files", "validated_rows", "seed_batches", "boards", "variant_overlays", "calibration_report",
               "node_map_draws", "calibration_strata")
 TRIGGER_TAG = "boardgen/trigger"
+SENSOR_SECONDS = 1
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
@@ -120,10 +125,13 @@ def nightly_calibration(context: dg.ScheduleEvaluationContext, settings: Boardge
 @dg.sensor(
     name="table_edit_sensor",
     job=calibration_job,
-    minimum_interval_seconds=15,
+    # As often as the daemon's sensor loop turns (every 5 s in Dagster 1.13): a saved edit starts its run
+    # 2.5 s later on average (issue 23). A tick that finds nothing changed costs a stat of each file.
+    minimum_interval_seconds=SENSOR_SECONDS,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Regenerates exactly the rows whose fingerprint changed (overlays alone when only they changed), "
-                "the node-map draws and stratified figures when their inputs changed; adds/removes row partitions.",
+                "then the stratified figures; the node-map draws only when their pools, the number of "
+                "adventures or the table's rows changed; adds/removes row partitions.",
 )
 def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSettings):
     try:
@@ -140,7 +148,7 @@ def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSet
         )
     table = catalog.board_gen
     now = fingerprints.fingerprints_now(table, settings.samples, settings.master_seed)
-    stored = regen.fingerprints_stored(settings.root, now)
+    stored = currency.fingerprints_stored(settings.root, now)
     registered = context.instance.get_dynamic_partitions(board_rows.name)
     clock = time.time()
     was_in_flight = set(regen.load_cursor(context.cursor)["in_flight"])
@@ -155,38 +163,46 @@ def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSet
                                                                      settings.master_seed).items()
                     if k in boards_current}
     overlays = regen.advance_stale(cursor, "overlays_in_flight", overlays_now,
-                                   regen.overlay_fingerprints_stored(settings.root, overlays_now), clock)
-    # Draws and figures: only once no row is being regenerated (they read every row's report).
-    pools = []
+                                   currency.overlay_fingerprints_stored(settings.root, overlays_now), clock)
+    # The draws read the pools and the table's row keys, not the rows' parameters: a row edit redraws no map.
+    adventures = settings.node_map_adventures
+    draws = regen.advance_stale(cursor, "draws_in_flight",
+                                {"draws": currency.draws_fingerprint_now(catalog, adventures)},
+                                {"draws": currency.draws_fingerprint_stored(settings.root)}, clock)
+    # The figures read every row's report: with the rows' run, or alone once no row is in flight.
+    strata = []
     if not plan.regenerate and not cursor["in_flight"]:
-        pools_now = {"pools": regen.pools_fingerprint_now(settings.root, catalog, settings.samples,
-                                                          settings.master_seed, settings.node_map_adventures)}
-        pools = regen.advance_stale(cursor, "pools_in_flight", pools_now,
-                                    {"pools": regen.pools_fingerprint_stored(settings.root)}, clock)
+        strata = regen.advance_stale(
+            cursor, "strata_in_flight",
+            {"strata": currency.strata_fingerprint_now(settings.root, catalog, settings.samples,
+                                                       settings.master_seed, adventures)},
+            {"strata": currency.strata_fingerprint_stored(settings.root)}, clock)
     cursor_text = regen.dump_cursor(cursor)
-    if plan.empty and not overlays and not pools:
+    if plan.empty and not overlays and not draws and not strata:
         return dg.SensorResult(skip_reason=f"{len(plan.keep)} rows unchanged", cursor=cursor_text)
-    # One run per edit: the range covering every row whose boards or overlays changed, with the pools.
+    # One run per edit: the range covering every row whose boards or overlays changed, then the figures.
     order = [*registered, *plan.add]
     tags = {TRIGGER_TAG: "table_edit"}
+    pools = [NODE_MAPS] if draws else []
     requests = []
     if plan.regenerate:
         requests.append(range_request(sorted({*plan.regenerate, *overlays}, key=fingerprints.row_key), order,
-                                      ALL_SELECTION, {**tags, "boardgen/reason": "rows changed: "
-                                                      + " ".join(plan.regenerate)[:200]}))
+                                      [*ROW_SELECTION, *pools, STRATA],
+                                      {**tags, "boardgen/reason": "rows changed: " + " ".join(plan.regenerate)[:200]}))
     elif overlays:
-        requests.append(range_request(overlays, order, [*OVERLAY_SELECTION, *POOLS_ASSETS],
+        requests.append(range_request(overlays, order, [*OVERLAY_SELECTION, *pools],
                                       {**tags, "boardgen/reason": "overlays changed: " + " ".join(overlays)[:200]}))
-    elif pools:
-        requests.append(dg.RunRequest(asset_selection=POOLS_SELECTION,
-                                      tags={**tags, "boardgen/reason": "node maps or reports changed"}))
+    elif draws or strata:
+        requests.append(dg.RunRequest(asset_selection=[*VALIDATE_SELECTION, *pools, STRATA],
+                                      tags={**tags, "boardgen/reason": "node maps changed" if draws
+                                            else "reports changed"}))
     if plan.remove and not requests:  # prune the removed rows' files and views
         requests.append(dg.RunRequest(asset_selection=VALIDATE_SELECTION, tags={TRIGGER_TAG: "table_edit"}))
+    context.log.info(f"regenerate {plan.regenerate}; overlays {overlays}; draws {bool(draws)}; strata "
+                     f"{bool(strata)}; add {plan.add}; remove {plan.remove}; keep {len(plan.keep)}")
     partition_requests = []
     if plan.add:
         partition_requests.append(board_rows.build_add_request(plan.add))
     if plan.remove:
         partition_requests.append(board_rows.build_delete_request(plan.remove))
-    context.log.info(f"regenerate {plan.regenerate}; overlays {overlays}; pools {bool(pools)}; add {plan.add}; "
-                     f"remove {plan.remove}; keep {len(plan.keep)}")
     return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=partition_requests, cursor=cursor_text)

@@ -61,6 +61,8 @@ run_coordinator:
   class: QueuedRunCoordinator
   config:
     max_concurrent_runs: 2
+    # a queued run starts within a second, not five (issue 23: a table edit's verdict in seconds)
+    dequeue_interval_seconds: 1
 telemetry:
   enabled: false
 """ + EVENT_LOG_STORAGE + RUN_MONITORING
@@ -71,17 +73,28 @@ def dagster_home() -> Path:
     return Path(env).resolve() if env else REPO / ".dagster_home"
 
 
+QUEUE_LINE = "    max_concurrent_runs: 2\n"
+DEQUEUE_LINE = "    dequeue_interval_seconds: 1\n"
+
+
 def migrate_yaml(yaml_path: Path) -> bool:
     """Give an existing ``dagster.yaml`` the run-monitoring block when it has
-    none (appended as text: the file's comments stay). True when changed."""
+    none, and the one-second dequeue when it is the queue this module wrote
+    (edited as text: the file's comments stay). True when changed."""
     import yaml
 
     text = yaml_path.read_text(encoding="utf-8")
     config = yaml.safe_load(text) or {}
-    if "run_monitoring" in config:
+    new = text
+    if "run_monitoring" not in config:
+        new = new.rstrip("\n") + "\n" + RUN_MONITORING
+    queue = (config.get("run_coordinator") or {}).get("config") or {}
+    if "dequeue_interval_seconds" not in queue and new.count(QUEUE_LINE) == 1:
+        new = new.replace(QUEUE_LINE, QUEUE_LINE + DEQUEUE_LINE)
+    if new == text:
         return False
     tmp = yaml_path.with_name(f".{yaml_path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text.rstrip("\n") + "\n" + RUN_MONITORING, encoding="utf-8")
+    tmp.write_text(new, encoding="utf-8")
     os.replace(tmp, yaml_path)
     return True
 

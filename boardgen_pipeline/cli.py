@@ -6,7 +6,8 @@ contract other tools read: they are the metrics names of SPEC 2.6.
 
 Exit codes: 0 ok; 1 user error (bad input, table violations); 2 bad command
 line (argparse, or an argument outside its domain: ``cli_args``, checked
-before any work); 3 ``calibrate`` ran but an F4 assertion failed; 5 a
+before any work); 3 ``calibrate`` ran but an F4 assertion failed, or
+``advise --apply`` found no fix for a failing row; 5 a
 warehouse/storage fault (disk full, read-only file system, a path under a
 file, a damaged file found by ``verify``): one sentence, no traceback.
 """
@@ -145,7 +146,7 @@ def cmd_validate(args) -> int:
     return 0
 
 
-def _parse_rows(text: str | None, table) -> list[tuple[int, int]]:
+def _parse_rows(text: str | None, table, option: str = "--rows") -> list[tuple[int, int]]:
     if not text:
         return table.keys()
     keys = []
@@ -153,9 +154,9 @@ def _parse_rows(text: str | None, table) -> list[tuple[int, int]]:
         try:
             level, depth = (int(v) for v in part.split(","))
         except ValueError:
-            raise UserError(f"--rows: {part!r} is not L,D (e.g. --rows 1,0 2,4)") from None
+            raise UserError(f"{option}: {part!r} is not L,D (e.g. {option} 1,0 2,4)") from None
         if (level, depth) not in table.rows:
-            raise UserError(f"--rows: no row ({level},{depth}) in {table.path}")
+            raise UserError(f"{option}: no row ({level},{depth}) in {table.path}")
         keys.append((level, depth))
     return keys
 
@@ -264,8 +265,11 @@ def cmd_verify(args) -> int:
     for path, problem in bad:
         print(f"damaged: {path}: {problem}")
     if bad:
+        past = sum(1 for path, _ in bad if Path(path).relative_to(root).parts[0] == "calibration_history")
+        note = (f"; {past} of them calibration history version(s), which no run makes again (the current one is "
+                "rewritten when its row is next published)" if past else "")
         print(f"{len(bad)} of {len(files)} file(s) damaged in {root}; the nightly regenerates them "
-              "(or rerun `boardgen calibrate` for their rows)", file=sys.stderr)
+              f"(or rerun `boardgen calibrate` for their rows){note}", file=sys.stderr)
         return EXIT_STORAGE_FAULT
     print(f"ok: {len(files)} file(s) in {root} match their recorded sha256")
     return 0
@@ -278,8 +282,10 @@ def cmd_advise(args) -> int:
     from boardgen_pipeline.calibration import advisor, batch
     from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
+    if args.apply:
+        return _advise_apply(args)
     table = load_board_gen_dir(_tables_dir(args))
-    keys = _parse_rows(args.row, table)
+    keys = _parse_rows(args.row, table, "--row")
     console = Console(width=None if sys.stdout.isatty() else 120)
     out = []
     reports = []
@@ -301,6 +307,56 @@ def cmd_advise(args) -> int:
     return 0
 
 
+def _advise_apply(args) -> int:
+    """``advise --apply`` (issue 23): the fix of each failing row named (or,
+    with ``--all``, of every failing row) written into the table in one
+    validated, atomic edit, its diff printed; ``--dry-run`` prints the diff
+    only. Refusals (a table that does not validate, an unknown row, a
+    read-only table) come before any board is drawn and write nothing."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from boardgen_pipeline.calibration import fix
+    from boardgen_pipeline.tables import edit
+    from boardgen_pipeline.tables.board_gen import load_board_gen_dir
+
+    try:
+        table = load_board_gen_dir(_tables_dir(args))
+    except TableError as exc:
+        more = f" (and {len(exc.violations) - 1} more: `boardgen validate` lists them)" if len(exc.violations) > 1 else ""
+        raise UserError(f"the table does not validate, so --apply writes nothing: {exc.violations[0]}{more}") from None
+    keys = _parse_rows(None if args.all else args.row, table, "--row")
+    path = Path(table.path)
+    try:
+        if not args.dry_run:
+            edit.check_writable(path)
+        console = Console(width=None if sys.stdout.isatty() else 120)
+        with Progress(console=console, transient=True) as progress:
+            task = progress.add_task("advising", total=len(keys))
+            fixes = []
+            for key in keys:
+                fixes.append(fix.fix_row(table, key, args.samples, args.probes, args.master_seed))
+                progress.advance(task)
+        for f in fixes:
+            if f.passes and args.all:
+                continue  # --all: passing rows are left alone, counted below
+            if f.advice is not None:
+                print(f.advice.text())
+            print(f.text())
+        passing = sum(f.passes for f in fixes)
+        if args.all:
+            print(f"{passing} of {len(fixes)} rows pass F4 on their {args.samples} calibration boards: left alone")
+        changes = [f.change for f in fixes if f.change is not None]
+        if changes:
+            done = edit.apply_changes(path, changes, based_on=table, dry_run=args.dry_run)
+            print(done.diff, end="")
+            print("dry run: nothing written" if args.dry_run else
+                  f"wrote {path} ({len(changes)} change(s), validated); the sensor regenerates the changed rows")
+    except edit.EditRefused as exc:
+        raise UserError(str(exc)) from None
+    return EXIT_ASSERTION_FAILED if any(not f.passes and f.change is None for f in fixes) else 0
+
+
 def cmd_sql(args) -> int:
     """One SQL statement against the warehouse's DuckDB views, read only (issue 13:
     the README's query works with what the project installs)."""
@@ -320,7 +376,7 @@ def cmd_sql(args) -> int:
         if args.format == "csv":
             rel.to_df().to_csv(sys.stdout, index=False)
         elif args.format == "json":
-            print(rel.to_df().to_json(orient="records"))
+            print(rel.to_df().to_json(orient="records", double_precision=15))  # pandas keeps 10 digits by default
         else:
             rel.show(max_rows=args.max_rows, max_width=10_000)
     except duckdb.Error as exc:
@@ -351,6 +407,39 @@ def cmd_chart(args) -> int:
         paths = [write_report_chart(root, reports), write_difficulty_chart(root, reports)]
     for path in paths:
         print(path)
+    return 0
+
+
+def cmd_history(args) -> int:
+    """One row's calibration history: a line per published report version,
+    oldest first, newest last (issue 23; ``steps.history``). ``--row`` was
+    checked by ``cli_args``; a row with no version is one sentence, exit 1."""
+    from boardgen_pipeline.cli_args import parse_row_key
+    from boardgen_pipeline.steps import history
+    from boardgen_pipeline.warehouse import datasets
+
+    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    key = parse_row_key(args.row)
+    path = history.of_row(root, key)
+    if not path.versions:
+        if not (root / history.DATASET).is_dir():
+            raise UserError(f"no calibration history in {root}: run `boardgen calibrate` (or `make run`) first")
+        from boardgen_pipeline.tables.board_gen import load_board_gen_dir
+
+        table = load_board_gen_dir(_tables_dir(args))
+        damaged = f" ({len(path.damaged)} damaged version file(s): `boardgen verify`)" if path.damaged else ""
+        if key not in table.rows:
+            raise UserError(f"--row: no row ({key[0]},{key[1]}) in {table.path}, and no history of it in {root}"
+                            f"{damaged}")
+        raise UserError(f"row ({key[0]},{key[1]}) has no published report version in {root}{damaged}: it was never "
+                        f"calibrated, or every batch was rejected by assertion A' (`boardgen calibrate --rows "
+                        f"{key[0]},{key[1]}`)")
+    print(f"row ({key[0]},{key[1]}): {len(path.versions)} version(s) in {root}, oldest first")
+    for line in history.lines(path):
+        print(line)
+    print(history.current_note(path))
+    for file, problem in path.damaged:
+        print(f"left out: {file}: {problem} (`boardgen verify` lists every damaged file)", file=sys.stderr)
     return 0
 
 
@@ -415,6 +504,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row, 1..2048 (default: 256)")
     a.add_argument("--probes", type=int, default=128, help="boards per probe of a candidate value, 1..2048 (default: 128)")
     a.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
+    a.add_argument("--apply", action="store_true",
+                   help="write the fix of each failing row into the table (needs --row or --all; default: off)")
+    a.add_argument("--all", action="store_true", help="with --apply: every failing row of the table (default: off)")
+    a.add_argument("--dry-run", action="store_true", help="with --apply: print the diff, write nothing (default: off)")
     a.set_defaults(func=cmd_advise)
 
     n = sub.add_parser("nodemap", help="node maps")
@@ -428,6 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("sql", help="run one SQL query on the warehouse's DuckDB views (read only)",
                        description="Views: boards, board_metrics, variant_overlays, calibration_report, "
+                                   "calibration_history, "
                                    "node_map_draws, calibration_strata (docs/sql.md).")
     q.add_argument("query", help='one SQL statement, e.g. "select * from calibration_report" (required)')
     q.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE or the repo's warehouse/)")
@@ -439,6 +533,12 @@ def build_parser() -> argparse.ArgumentParser:
     ch = sub.add_parser("chart", help="draw the report chart and the difficulty curves from the warehouse (PNG)")
     ch.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
     ch.set_defaults(func=cmd_chart)
+
+    hi = sub.add_parser("history", help="one row's calibration history: a line per report version, newest last")
+    hi.add_argument("--row", required=True, help="the row key L,D, e.g. 2,4 (required)")
+    hi.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    hi.add_argument("--tables", help=TABLES_HELP + "; read only to tell an unknown row from an uncalibrated one")
+    hi.set_defaults(func=cmd_history)
 
     b = sub.add_parser("bench", help="generator throughput on one parameter row (board_gen field domains)")
     b.add_argument("--width", type=int, required=True, help="board_width, 8..64 (required)")

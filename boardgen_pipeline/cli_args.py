@@ -18,6 +18,9 @@ Why the bounds are what they are:
   larger batch would share scopes with the next row's;
 * ``advise --samples`` and ``--probes`` in ``[1, 2048]``: the advisor's probes
   start at ``sigma(L, D) + 2048``, after the calibration boards it reads;
+* ``advise --apply`` writes the table, so it needs its rows (``--row`` or
+  ``--all``); ``--all`` and ``--dry-run`` only qualify ``--apply`` (issue 23);
+* ``history --row`` is one row key (issue 23: a trajectory is one row's);
 * ``bench`` takes the ``board_gen`` table's own field domains (SPEC 2.7) and
   its cross-field rules (``r0_max_cap`` range, at least one mine, one safe
   cell); only the cost gate is left out, as the speed presets exceed it on
@@ -117,6 +120,26 @@ class _Checker:
             if level < 1 or depth < 0:
                 self.bad(_option(dest), part, "a row key L,D has level_index >= 1 and node_depth >= 0")
 
+    def row_key(self, dest: str) -> None:
+        """Exactly one row key L,D (``history --row``: one row's trajectory)."""
+        text = self.values.get(dest)
+        if text is None:
+            return
+        keys = str(text).replace(";", " ").split()
+        if len(keys) > 1 and all("," in k for k in keys):
+            self.bad(_option(dest), text, "must be one row key L,D, e.g. 2,4 (a trajectory is one row's)")
+        elif parse_row_key(str(text)) is None:
+            self.bad(_option(dest), text, "must be a row key L,D with level_index >= 1 and node_depth >= 0, e.g. 2,4")
+
+
+def parse_row_key(text: str) -> tuple[int, int] | None:
+    """The row key ``L,D`` in ``text`` (spaces ignored), or None when it is not one."""
+    try:
+        level, depth = (int(p) for p in "".join(text.split()).split(","))
+    except ValueError:
+        return None
+    return (level, depth) if level >= 1 and depth >= 0 else None
+
 
 def _option(dest: str) -> str:
     return "--" + dest.replace("_", "-")
@@ -147,9 +170,13 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
                     f"probe scopes sigma(L,D)+{ADVISOR_PROBE_OFFSET}+i stay inside the row's {SIGMA_DEPTH_SPACING} scopes")
         c.seed("master_seed", "the master seed")
         c.row_keys("row")
+        c.violations.extend(check_advise_apply(values, c.prog))
     elif command == "nodemap draw":
         c.seed("seed", "the adventure's master seed")
     elif command in ("verify", "chart"):
+        c.directory("warehouse", must_exist=False)
+    elif command == "history":
+        c.row_key("row")
         c.directory("warehouse", must_exist=False)
     elif command == "sql":
         c.int_range("max_rows", 1, None, "rows shown in table format")
@@ -157,6 +184,27 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
     elif command == "bench":
         c.violations.extend(check_bench(values, c.prog))
     return c.violations
+
+
+def check_advise_apply(values: Mapping[str, object], prog: str = "boardgen advise") -> list[Violation]:
+    """``advise``'s ``--apply``, ``--all`` and ``--dry-run`` (issue 23):
+    ``--apply`` writes the table, so it names its rows (``--row``, or
+    ``--all`` for every failing row); the two others only qualify it."""
+    out: list[Violation] = []
+    apply, every, dry, row = (values.get(k) for k in ("apply", "all", "dry_run", "row"))
+    if dry and not apply:
+        out.append(Violation(prog, "-", "--dry-run", True, RULE, "previews --apply: give --apply --dry-run"))
+    if every and not apply:
+        out.append(Violation(prog, "-", "--all", True, RULE,
+                             "names the rows --apply fixes: give --apply --all (without --apply, advise reads every row)"))
+    if every and row is not None:
+        out.append(Violation(prog, "-", "--all", True, RULE, "and --row both name the rows: give one of them"))
+    if apply and not every and row is None:
+        out.append(Violation(prog, "-", "--apply", True, RULE,
+                             "writes the table: name the rows with --row L,D, or give --all for every failing row"))
+    if apply and row is not None and not str(row).replace(";", " ").split():
+        out.append(Violation(prog, "-", "--row", row, RULE, "names no row: --apply has nothing to apply"))
+    return out
 
 
 BENCH_FIELDS = {

@@ -15,7 +15,12 @@ real browser (issue 8 "Browser test").
    table-wide check ``every_row_passes_f4`` failed), a passing asset is
    not. That check's page shows first, above its metadata and without a
    click, the failing row and assertion, its verdict, the advisor's fix and
-   the pictures (histogram with the target, worst board), decoded images.
+   the pictures (histogram with the target, worst board), decoded images,
+   whole (issue 23) in a 1500x950 and a 1280x800 window: each picture,
+   scrolled into view, is on screen, inside every ancestor that clips
+   (the description panel is 260 px high, ``overflow: hidden``) and covered
+   by nothing (the panel's "Show more" button); so are the full-size
+   pictures in the dialog of its ``failing_row_pictures`` entry.
    Then the check ``a_no_board_below_target`` of asset ``boards``,
    partition ``1-1``: its verdict, figures and failing scopes.
 4. Screenshots go to ``test-output/browser/`` (git-ignored; override with
@@ -72,6 +77,8 @@ CHROMIUM_ARGS = [
 ]
 N = 8
 FAILING, PASSING = "1-1", "1-0"
+WINDOWS = ((1500, 950), (1280, 800))  # the table-wide check's page is read in these (issue 23)
+PICTURES = ("inferability histogram", "worst board")  # the alt texts of a failing row's two pictures
 CHECK = assertions.CHECK_A
 SERVER_START_TIMEOUT = 240.0  # seconds until the code location is loaded
 PAGE_TIMEOUT_MS = 20_000  # any one wait on the page
@@ -254,6 +261,52 @@ def close_dialog(page, dialog) -> None:
     dialog.wait_for(state="hidden")
 
 
+# Where a picture is not whole: every ancestor that clips (overflow other than visible) and whose
+# box does not hold the picture's, whether the picture leaves the window, and the points of its
+# edges (its bottom edge first) where something else is on top of it.
+NOT_WHOLE_JS = """(img => {
+  const r = img.getBoundingClientRect();
+  const clipped = [];
+  for (let e = img.parentElement; e; e = e.parentElement) {
+    const s = getComputedStyle(e);
+    if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+    const b = e.getBoundingClientRect();
+    if (r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5 || r.left < b.left - 0.5 || r.right > b.right + 0.5) {
+      clipped.push(`${e.tagName}.${String(e.className).split(' ')[0]} (overflow ${s.overflowY}, max-height `
+                   + `${s.maxHeight}) spans y ${Math.round(b.top)}..${Math.round(b.bottom)}`);
+    }
+  }
+  const off = r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth;
+  const covered = [];
+  const points = [[r.left + 2, r.bottom - 2], [(r.left + r.right) / 2, r.bottom - 2], [r.right - 2, r.bottom - 2],
+                  [r.left + 2, r.top + 2], [r.right - 2, r.top + 2]];
+  for (const [x, y] of points) {
+    const hit = document.elementFromPoint(x, y);
+    if (hit !== img) {
+      covered.push(`(${Math.round(x)}, ${Math.round(y)}): ${hit ? hit.tagName + ' ' + (hit.innerText || '').trim() : 'nothing'}`);
+    }
+  }
+  return {y: [Math.round(r.top), Math.round(r.bottom)], window: [innerWidth, innerHeight], clipped,
+          off_screen: off, covered};
+})"""
+
+
+def assert_whole(page, image, what: str) -> None:
+    """``image``, scrolled into view, is decoded, on screen, inside every
+    ancestor that clips and under nothing."""
+    page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=image.element_handle())
+    image.scroll_into_view_if_needed()
+    seen = image.evaluate(NOT_WHOLE_JS)
+    assert not seen["clipped"], f"{what} is cut off by {seen['clipped']} (it spans y {seen['y']})"
+    assert not seen["off_screen"], f"{what} is not on screen after scrolling: {seen}"
+    assert not seen["covered"], f"{what} is covered at {seen['covered']}"
+
+
+def pictures(page, within=None):
+    """The failing row's pictures (``within`` a dialog, or on the page), in order."""
+    return (within or page).locator(", ".join(f"img[alt='{alt}']" for alt in PICTURES))
+
+
 def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
     sync_playwright = _need_browser()
     started = time.monotonic()
@@ -295,25 +348,42 @@ def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
                 assert _reddish(page.evaluate(f"{NODE_BORDER_JS}('calibration_report')")), "report not red"
                 assert not _reddish(page.evaluate(f"{NODE_BORDER_JS}('validated_rows')")), "a passing asset is red"
 
-                # 2. the table-wide check: the failing row, its fix and its pictures first, decoded
-                page.goto(f"http://127.0.0.1:{port}/assets/calibration_report?view=checks&checkDetail={CHECK_EVERY_ROW}")
-                page.get_by_text(f"{FAILING} (A)").first.wait_for()
-                assert page.get_by_text("Failed").first.is_visible()
-                assert page.get_by_text(f"{len(figures['below'])} of {N} boards below target 1.0").first.is_visible()
-                assert page.get_by_text("largest mine_density that passes").first.is_visible()
-                images = page.locator("img[alt='inferability histogram'], img[alt='worst board']")
-                images.first.wait_for()
-                alts = images.evaluate_all("imgs => imgs.map(i => i.alt)")
-                assert alts == ["inferability histogram", "worst board"], alts
-                metadata_top = page.get_by_text("Metadata", exact=True).first.bounding_box()["y"]
-                for i in range(2):
-                    img = images.nth(i)
-                    page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=img.element_handle())
-                    width, height = img.evaluate("i => [i.naturalWidth, i.naturalHeight]")
-                    assert width > 100 and height > 100, (alts[i], width, height)
-                    assert img.bounding_box()["y"] < metadata_top, f"{alts[i]} is not above the metadata"
-                assert images.first.is_visible()  # the histogram is on screen without scrolling or a click
-                page.screenshot(path=str(OUTPUT / f"check-{CHECK_EVERY_ROW}.png"), full_page=True)
+                # 2. the table-wide check: the failing row, its fix and its pictures first, decoded and
+                # whole in each window (issue 23)
+                for width, height in WINDOWS:
+                    page.set_viewport_size({"width": width, "height": height})
+                    page.goto(f"http://127.0.0.1:{port}/assets/calibration_report?view=checks"
+                              f"&checkDetail={CHECK_EVERY_ROW}")
+                    page.get_by_text(f"{FAILING} (A)").first.wait_for()
+                    shot = OUTPUT / f"check-{CHECK_EVERY_ROW}-{width}x{height}.png"
+                    try:
+                        assert page.get_by_text("Failed").first.is_visible()
+                        assert page.get_by_text(f"{len(figures['below'])} of {N} boards below target 1.0").first.is_visible()
+                        assert page.get_by_text("largest mine_density that passes").first.is_visible()
+                        images = pictures(page)
+                        images.first.wait_for()
+                        alts = images.evaluate_all("imgs => imgs.map(i => i.alt)")
+                        assert alts == list(PICTURES), alts
+                        assert images.first.is_visible()  # the histogram shows without a click
+                        metadata_top = page.get_by_text("Metadata", exact=True).first.bounding_box()["y"]
+                        for i, alt in enumerate(alts):
+                            img = images.nth(i)
+                            assert_whole(page, img, f"the {alt} at {width}x{height}")
+                            w, h = img.evaluate("i => [i.naturalWidth, i.naturalHeight]")
+                            assert w > 100 and h > 100, (alt, w, h)
+                            assert img.bounding_box()["y"] < metadata_top, f"{alt} is not above the metadata"
+                    finally:
+                        page.screenshot(path=str(shot))  # the window as a person sees it
+                # every failing row's pictures at full size, in the dialog of one metadata entry
+                dialog = open_markdown(page, page, "failing_row_pictures")
+                full = pictures(page, within=dialog)
+                assert full.evaluate_all("imgs => imgs.map(i => i.alt)") == list(PICTURES)
+                for i, alt in enumerate(PICTURES):
+                    assert_whole(page, full.nth(i), f"the full-size {alt} in failing_row_pictures")
+                    assert full.nth(i).evaluate("i => i.naturalHeight") > images.nth(i).evaluate("i => i.naturalHeight")
+                page.screenshot(path=str(OUTPUT / f"check-{CHECK_EVERY_ROW}-failing_row_pictures.png"))
+                close_dialog(page, dialog)
+                page.set_viewport_size({"width": 1600, "height": 1400})
 
                 # 3. the failing row's own check, one click away
                 page.goto(f"http://127.0.0.1:{port}/assets/boards?view=checks&checkDetail={CHECK}")

@@ -5,8 +5,12 @@ from __future__ import annotations
 import base64
 import io
 import struct
+from collections import Counter
 
-from boardgen_pipeline.board.generator import generate
+import numpy as np
+
+from boardgen_pipeline.board.geometry import parse_layout
+from boardgen_pipeline.board.solver import closures
 from boardgen_pipeline.pictures import charts
 
 
@@ -25,17 +29,49 @@ def test_histogram_is_a_png_and_deterministic():
     assert a != charts.inferability_histogram_png(values, 0.95)
 
 
+# A hand-written 10x8 board with every kind of cell the picture shades: R0, cells proved by the
+# rules (R∞ - R0), cells that need a guess, fog the rules open, fog they do not, and mines.
+SHADED = "f*.......f/**..fff**./......f.*./..*......./........*./..*......./f**f...**./f..*...f.f"
+# the colours of charts.board_png, by kind (white, "needs a guess", is the background's too: not counted)
+COLOURS = {"mine": "#222222", "R0": "#c7e9c0", "proved": "#41ab5d", "fog, not proved": "#bdbdbd",
+           "fog, proved": "#9ecae1"}
+
+
+def _kinds(layout: str) -> Counter:
+    """Each cell's kind, from the solver's closures (not from the picture code)."""
+    w, h, mines, fog = parse_layout(layout)
+    c = closures(mines, w, h, 3, fog=frozenset(fog))
+    kinds = Counter()
+    for i in range(w * h):
+        if mines[i]:
+            kinds["mine"] += 1
+        elif i in fog:
+            kinds["fog, proved" if i in c.r_infinity else "fog, not proved"] += 1
+        elif i in c.r0:
+            kinds["R0"] += 1
+        elif i in c.r_infinity:
+            kinds["proved"] += 1
+    return kinds
+
+
 def test_board_picture_shades_the_closures():
-    _, m = generate(2, 2, 3)
-    png = charts.board_png(m["layout"])
+    kinds = _kinds(SHADED)
+    assert all(kinds[k] >= 3 for k in COLOURS), kinds  # the board shows every colour
+    png = charts.board_png(SHADED)
     w, h = png_size(png)
     assert w > 100 and h > 100
     from matplotlib.image import imread
 
-    pixels = imread(io.BytesIO(png))
-    colours = {tuple(round(float(c), 2) for c in p[:3]) for row in pixels[::3] for p in row[::3]}
-    # R0 light green (#c7e9c0) and proved green (#41ab5d) both appear
-    assert (0.78, 0.91, 0.75) in colours or any(abs(c[0] - 0.78) < 0.02 and abs(c[1] - 0.91) < 0.02 for c in colours)
+    pixels = np.rint(imread(io.BytesIO(png))[..., :3] * 255).astype(int)
+    area = {k: int((pixels == [int(c[i:i + 2], 16) for i in (1, 3, 5)]).all(axis=-1).sum())
+            for k, c in COLOURS.items()}
+    # Each kind covers its cells: the pixels of its colour are its cell count times a cell's pixels
+    # (a mine cell carries no text, so it gives the unit). The digits and "f" drawn on the other
+    # cells take up to ~11% of a cell; the legend's swatch adds a little. A kind shaded in
+    # another kind's colour (or not at all) is off by whole cells.
+    unit = area["mine"] / kinds["mine"]
+    for k in COLOURS:
+        assert 0.8 * unit * kinds[k] <= area[k] <= 1.05 * unit * kinds[k], (k, area, kinds)
 
 
 def test_report_chart_and_markdown_embedding():

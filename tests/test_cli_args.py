@@ -25,6 +25,7 @@ from boardgen_pipeline.cli_args import (
     check_command,
     check_nightly,
 )
+from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = ["bench", "--width", "10", "--height", "10", "--density", "0.25", "--target", "0.95", "--cap", "45",
@@ -64,6 +65,9 @@ CASES = {
     "calibrate --dask no-port": (["calibrate", "--dask", "tcp://scheduler"], ("--dask", "'tcp://scheduler'")),
     "advise --samples 2049": (["advise", "--samples", "2049"], ("--samples", "2049")),
     "advise --probes 0": (["advise", "--probes", "0"], ("--probes", "0")),
+    "history --row x": (["history", "--row", "x"], ("--row", "'x'")),
+    "history --row of two rows": (["history", "--row", "1,0 2,4"], ("--row", "'1,0 2,4'")),
+    "history --row 2,-1": (["history", "--row", "2,-1"], ("--row", "'2,-1'")),
     "validate --tables missing": (["validate", "--tables", "/no/such/tables"], ("--tables", "'/no/such/tables'")),
     "bench --density 2": (with_option(BENCH, "--density", "2"), ("--density", "2.0")),
     "bench --density 0": (with_option(BENCH, "--density", "0"), ("--density", "0.0")),
@@ -81,26 +85,72 @@ CASES = {
 }
 
 
+class WorkStarted(Exception):
+    """Raised by the guard: a command began its work."""
+
+
+def _no_work(*args, **kwargs):
+    raise WorkStarted("work started before the arguments were checked")
+
+
+def _guard(monkeypatch):
+    """Make any work at all raise :class:`WorkStarted`: what each command calls
+    first, by the name it calls it through. ``generate``, ``nodemap draw`` and
+    ``advise`` read the table through ``load_board_gen_dir``, whose per-process
+    cache other modules fill at import, so guarding ``load_board_gen`` alone
+    never fires for them in a full run."""
+    for target in ("boardgen_pipeline.tables.board_gen.load_board_gen",
+                   "boardgen_pipeline.tables.board_gen.load_board_gen_dir",
+                   "boardgen_pipeline.catalog.load_catalog",
+                   "boardgen_pipeline.board.generator.generate",
+                   "boardgen_pipeline.board.bench.bench",
+                   "boardgen_pipeline.steps.history.of_row"):  # history reads the warehouse first
+        monkeypatch.setattr(target, _no_work)
+
+
+# One good command line for each command CASES tries: the guard must fire on each of them.
+GOOD = {
+    "generate": ["generate", "--level", "1", "--depth", "0", "--seed", "1"],
+    "nodemap draw": ["nodemap", "draw", "--seed", "0"],
+    "calibrate": ["calibrate", "--samples", "1"],
+    "advise": ["advise", "--samples", "1", "--probes", "1"],
+    "validate": ["validate", "--tables", str(REPO / "tables")],
+    "bench": BENCH,
+    "history": ["history", "--row", "1,0"],
+}
+
+
+def _command(argv: list[str]) -> str:
+    return argv[0] if argv[0] != "nodemap" else "nodemap draw"
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_an_argument_outside_its_domain_exits_2_with_a_violation_line(case, monkeypatch, tmp_path):
     argv, (field, value) = CASES[case]
-    # any work at all would fail the test: no table read, no board generated
-    monkeypatch.setattr("boardgen_pipeline.tables.board_gen.load_board_gen", _no_work)
-    monkeypatch.setattr("boardgen_pipeline.catalog.load_catalog", _no_work)
-    monkeypatch.setattr("boardgen_pipeline.board.bench.bench", _no_work)
+    _guard(monkeypatch)  # any work at all would fail the test: no table read, no board generated
     monkeypatch.setenv("BOARDGEN_WAREHOUSE", str(tmp_path / "wh"))
     code, out, err = run(*argv)
     assert code == 2
     assert out == ""
-    command = argv[0] if argv[0] != "nodemap" else "nodemap draw"
+    command = _command(argv)
     assert err.startswith("1 command-line violation:\n") or err.startswith("2 command-line violations:\n")
     assert f"  - boardgen {command}: row -: field {field} = {value}: [argument_domain] " in err
     assert "Traceback" not in err
     assert not (tmp_path / "wh").exists()
 
 
-def _no_work(*args, **kwargs):
-    raise AssertionError("work started before the arguments were checked")
+@pytest.mark.parametrize("command", sorted(GOOD))
+def test_the_guard_fires_when_a_command_starts_its_work(command, monkeypatch, tmp_path):
+    """The guard above proves something only if it can fire: with good
+    arguments, and the table cache already filled as in a full run, each
+    command's first piece of work raises it."""
+    assert {_command(argv) for argv, _ in CASES.values()} == set(GOOD)
+    load_board_gen_dir(REPO / "tables")  # filled, as other test modules leave it
+    _guard(monkeypatch)
+    monkeypatch.setenv("BOARDGEN_WAREHOUSE", str(tmp_path / "wh"))
+    with pytest.raises(WorkStarted):
+        run(*GOOD[command])
+    assert not (tmp_path / "wh").exists()
 
 
 def test_every_bad_argument_is_reported_at_once():
@@ -138,6 +188,7 @@ def test_a_warehouse_that_is_a_file_is_refused(tmp_path):
     ["bench", "--width", "64", "--height", "64", "--density", "0.18", "--target", "0.85", "--cap", "2048",
      "--attempts", "4", "--boards", "1"],  # beyond the cost gate, as the speed presets are on purpose
     ["validate", "--tables", str(REPO / "tables")],
+    ["history", "--row", "2,4"],
 ])
 def test_arguments_inside_their_domains_pass(argv):
     args = cli.build_parser().parse_args(argv)

@@ -100,6 +100,25 @@ def test_an_old_dagster_yaml_gets_run_monitoring_and_keeps_its_settings(tmp_path
     assert home.migrate_yaml(dh / "dagster.yaml") is False  # once only
 
 
+def test_an_old_queue_gets_the_one_second_dequeue_and_a_users_own_is_kept(tmp_path):
+    """Issue 23: queued runs (the sensor's) start within a second; a home
+    written before keeps its comments, and an interval the user set stays."""
+    dh = tmp_path / "dh"
+    dh.mkdir()
+    old = "".join(line for line in home.DAGSTER_YAML.splitlines(keepends=True)
+                  if "dequeue" not in line)
+    (dh / "dagster.yaml").write_text(old)
+    home.ensure_dagster_home(dh)
+    text = (dh / "dagster.yaml").read_text()
+    assert text == old.replace(home.QUEUE_LINE, home.QUEUE_LINE + home.DEQUEUE_LINE)
+    with dg.DagsterInstance.from_config(str(dh)) as instance:
+        assert instance.run_coordinator.dequeue_interval_seconds == 1
+    assert home.migrate_yaml(dh / "dagster.yaml") is False  # once only
+    own = old.replace(home.QUEUE_LINE, home.QUEUE_LINE + "    dequeue_interval_seconds: 7\n")
+    (dh / "dagster.yaml").write_text(own)
+    assert home.migrate_yaml(dh / "dagster.yaml") is False and (dh / "dagster.yaml").read_text() == own
+
+
 def test_migration_follows_the_storage_revision_not_a_stamp_file(tmp_path):
     from alembic.script import ScriptDirectory
     from dagster._core.storage.runs.sqlite import sqlite_run_storage

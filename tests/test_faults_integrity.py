@@ -15,7 +15,7 @@ import textwrap
 import duckdb
 import pytest
 
-from boardgen_pipeline.steps import regen
+from boardgen_pipeline.steps import currency, regen
 from boardgen_pipeline.steps.summary import EXIT_STORAGE
 from boardgen_pipeline.warehouse import datasets, publish, views
 
@@ -26,8 +26,8 @@ ROWS = ["1-0", "1-1", "2-0"]
 
 def test_a_flipped_byte_is_named_by_verify_and_regenerates_exactly_its_row(tmp_path):
     root = tiny_warehouse(tmp_path / "wh")
-    assert publish.verify(root) == [] and regen.damaged_partitions(root).empty
-    stored = regen.fingerprints_stored(root, ROWS)
+    assert publish.verify(root) == [] and currency.damaged_partitions(root).empty
+    stored = currency.fingerprints_stored(root, ROWS)
     assert set(stored) == set(ROWS)
 
     bad = datasets.partition_path(root, "boards", (1, 1))
@@ -36,32 +36,32 @@ def test_a_flipped_byte_is_named_by_verify_and_regenerates_exactly_its_row(tmp_p
     p = subprocess.run([sys.executable, "-m", "boardgen_pipeline.cli", "verify", "--warehouse", str(root)],
                        capture_output=True, text=True, cwd=REPO)
     assert p.returncode == EXIT_STORAGE and str(bad) in p.stdout and "1 of 7 file(s) damaged" in p.stderr
-    damage = regen.damaged_partitions(root)
+    damage = currency.damaged_partitions(root)
     assert (damage.partitions, damage.by_dataset, damage.unpartitioned) == ({"1-1"}, {"boards": {"1-1"}}, set())
     # the sensor's and the nightly's plan: only that row is stale
-    assert regen.fingerprints_stored(root, ROWS) == {k: v for k, v in stored.items() if k != "1-1"}
-    assert regen.plan(stored, regen.fingerprints_stored(root, ROWS), ROWS).regenerate == ["1-1"]
+    assert currency.fingerprints_stored(root, ROWS) == {k: v for k, v in stored.items() if k != "1-1"}
+    assert regen.plan(stored, currency.fingerprints_stored(root, ROWS), ROWS).regenerate == ["1-1"]
 
     datasets.write_partition(root, "boards", (1, 1), [board(3, "fp(1, 1)")] * 2)  # the regeneration
-    assert publish.verify(root) == [] and regen.fingerprints_stored(root, ROWS) == stored
+    assert publish.verify(root) == [] and currency.fingerprints_stored(root, ROWS) == stored
 
 
 def test_a_damaged_report_or_flat_file_and_a_lost_file_are_stale(tmp_path):
     root = tiny_warehouse(tmp_path / "wh")
     flip_byte(datasets.partition_path(root, "calibration_report", (2, 0)), at=0.1)
     assert publish.intact_keys(root, "calibration_report") == {(1, 0), (1, 1)}  # readers skip it
-    assert set(regen.report_fingerprints(root)) == {(1, 0), (1, 1)}
+    assert set(currency.report_fingerprints(root)) == {(1, 0), (1, 1)}
     lost = datasets.partition_path(root, "boards", (1, 0))
     lost.unlink()
     strata = datasets.flat_path(root, "calibration_strata", "strata")
-    assert regen.pools_fingerprint_stored(root) == "x"
+    assert currency.strata_fingerprint_stored(root) == "x"
     flip_byte(strata)
-    damage = regen.damaged_partitions(root)
+    damage = currency.damaged_partitions(root)
     assert damage.partitions == {"1-0", "2-0"} and damage.unpartitioned == {"calibration_strata"}
     assert damage.by_dataset == {"boards": {"1-0"}, "calibration_report": {"2-0"}}
     assert dict((p, why) for p, why in damage.files)[lost] == "missing"
-    assert set(regen.fingerprints_stored(root, ROWS)) == {"1-1"}
-    assert regen.pools_fingerprint_stored(root) is None
+    assert set(currency.fingerprints_stored(root, ROWS)) == {"1-1"}
+    assert currency.strata_fingerprint_stored(root) is None
 
 
 def test_a_quarantined_file_fails_only_its_own_row(tmp_path):
@@ -70,7 +70,7 @@ def test_a_quarantined_file_fails_only_its_own_row(tmp_path):
     bad.write_bytes(b"PAR1 not parquet at all PAR1")  # unreadable: a query over the glob would fail
     with pytest.raises(duckdb.Error):
         views.connect(root).execute("select count(*) from calibration_report").fetchall()
-    damage = regen.damaged_partitions(root, quarantine=True)
+    damage = currency.damaged_partitions(root, quarantine=True)
     assert damage.partitions == {"1-1"} and not bad.exists()
     assert (root / publish.DAMAGED / "calibration_report" / "level_index=1" / "node_depth=1" / "part.parquet").exists()
     views.refresh_views_atomic(root)
@@ -79,8 +79,8 @@ def test_a_quarantined_file_fails_only_its_own_row(tmp_path):
         [(1, 0), (2, 0)]  # the other rows still answer
     con.close()
     assert publish.keys_in(root, "calibration_report") == {(1, 0), (2, 0)}
-    assert regen.damaged_partitions(root).partitions == {"1-1"}  # still to regenerate: missing now
-    assert "1-1" not in regen.fingerprints_stored(root, ROWS)
+    assert currency.damaged_partitions(root).partitions == {"1-1"}  # still to regenerate: missing now
+    assert "1-1" not in currency.fingerprints_stored(root, ROWS)
 
 
 def test_a_copied_and_a_moved_warehouse_read_their_own_files(tmp_path):
@@ -154,8 +154,8 @@ def test_a_writer_killed_between_its_two_renames_reads_as_damaged_and_is_regener
     before = path.read_bytes()
     kill_writer(root, "between-renames")
     assert path.read_bytes() == before  # the old file is still whole
-    assert regen.damaged_partitions(root).partitions == {"1-0"}  # but no longer vouched for: regenerate it
-    assert "1-0" not in regen.fingerprints_stored(root, ROWS)
+    assert currency.damaged_partitions(root).partitions == {"1-0"}  # but no longer vouched for: regenerate it
+    assert "1-0" not in currency.fingerprints_stored(root, ROWS)
     publish.sweep_temp_files(root)
     datasets.write_partition(root, "boards", (1, 0), [board(3, "fp(1, 0)")] * 2)
     assert publish.verify(root) == [] and not list(root.rglob(".*.tmp"))

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from boardgen_pipeline.catalog import load_catalog
-from boardgen_pipeline.steps import chain
+from boardgen_pipeline.steps import chain, history
 from boardgen_pipeline.steps.pool import RowPool
 from boardgen_pipeline.steps.publish_rows import publish_rows
 from boardgen_pipeline.warehouse import datasets
@@ -117,6 +117,19 @@ def test_every_file_of_a_dataset_has_the_one_schema_the_views_rely_on(warehouses
     """The views read each dataset's first file's schema only (no ``union_by_name``,
     whose cost grows with the files): a column typed in one row's file and left
     ``null`` in another's (a fog assertion on a fogless row) would fail queries."""
-    for dataset in chain.STAGES:
-        schemas = {str(pq.read_schema(p).remove_metadata()) for p in (warehouses[1] / dataset).rglob("part.parquet")}
+    for dataset in (*chain.STAGES, history.DATASET):  # the history: one file per version (issue 23)
+        schemas = {str(pq.read_schema(p).remove_metadata()) for p in (warehouses[1] / dataset).rglob("*.parquet")}
         assert len(schemas) == 1, (dataset, schemas)
+
+
+def test_two_workers_keep_the_versions_one_worker_keeps(warehouses):
+    """Every row's report is kept as one version (issue 23), named by its
+    content: the same names and records whatever the worker count, but for
+    the time each was first published."""
+    def versions(root):
+        return {str(p.relative_to(root)): {k: v for k, v in pq.read_table(p).to_pylist()[0].items()
+                                            if k != "published_at"}
+                for p in sorted((root / history.DATASET).rglob("*.parquet"))}
+
+    one, two = versions(warehouses[1]), versions(warehouses[2])
+    assert len(one) == 15 and one == two

@@ -77,9 +77,10 @@ def test_duckdb_views_answer_over_the_parquet_files(small):
     con = duckdb.connect(str(small["root"] / datasets.DB_NAME), read_only=True)
     try:
         views = {r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall()}
-        # node_map_draws and calibration_strata: empty files (the fixture has no node-map pools)
+        # node_map_draws and calibration_strata: empty files (the fixture has no node-map pools);
+        # calibration_history: one version of each row's report (issue 23)
         assert views == {"boards", "board_metrics", "variant_overlays", "calibration_report", "node_map_draws",
-                         "calibration_strata"}
+                         "calibration_strata", "calibration_history"}
         counts = con.sql("select level_index, node_depth, count(*) from boards group by all order by all").fetchall()
         assert counts == [(1, 0, N), (1, 1, N), (2, 0, N)]
         assert "layout" not in [d[0] for d in con.sql("select * from board_metrics limit 0").description]

@@ -14,12 +14,14 @@ import pytest
 from assets.automation import (
     ALL_SELECTION,
     NIGHTLY_CRON,
+    ROW_SELECTION,
+    STRATA,
     VALIDATE_SELECTION,
     nightly_calibration,
     table_edit_sensor,
 )
 from boardgen_pipeline.calibration import assertions, fingerprints
-from boardgen_pipeline.steps import draw_node_maps, regen, stratify
+from boardgen_pipeline.steps import currency, draw_node_maps, stratify
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 from boardgen_pipeline.variants import outcomes as overlay_row
 from boardgen_pipeline.warehouse import datasets
@@ -82,7 +84,9 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
     with dg.instance_for_test() as instance:
         materialize_all(defs, instance)
         before = files_state(root)
-        assert len(before) == 11  # boards + variant_overlays + calibration_report for 3 rows; draws; strata
+        # boards, variant_overlays, calibration_report and one calibration_history version for 3 rows; draws;
+        # strata
+        assert len(before) == 14
 
         # nothing changed: the sensor has nothing to do
         result, requests, cursor = tick(instance, defs, settings)
@@ -93,7 +97,9 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         # one run per edit (issue 13): the row, then the figures that read its report
         assert [r.partition_key for r in requests] == ["1-0"]
         assert requests[0].tags["boardgen/reason"] == "rows changed: 1-0"
-        assert list(requests[0].asset_selection) == ALL_SELECTION
+        # the row and the figures that read its report; not the node-map draws, whose inputs (pools,
+        # adventures, row keys) did not change (issue 23)
+        assert list(requests[0].asset_selection) == [*ROW_SELECTION, STRATA]
         # asked again before the run stored the new fingerprint: not requested twice
         _, again, _ = tick(instance, defs, settings, cursor)
         assert again == []
@@ -103,9 +109,11 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         changed = {p for p in after if after[p] != before.get(p)}
         # the node-map draws and the figures (the fixture has no pools) are recomputed in the run,
         # byte-identical, so their files are not rewritten
-        assert changed == {"boards/level_index=1/node_depth=0/part.parquet",
-                           "variant_overlays/level_index=1/node_depth=0/part.parquet",
-                           "calibration_report/level_index=1/node_depth=0/part.parquet"}
+        history = {p for p in changed if p.startswith("calibration_history/level_index=1/node_depth=0/")}
+        assert len(history) == 1 and history <= set(after) - set(before)  # a version added, none rewritten
+        assert changed - history == {"boards/level_index=1/node_depth=0/part.parquet",
+                                     "variant_overlays/level_index=1/node_depth=0/part.parquet",
+                                     "calibration_report/level_index=1/node_depth=0/part.parquet"}
         for path in before:  # untouched rows: same bytes, same mtime
             if path not in changed:
                 assert after[path] == before[path], path
@@ -130,7 +138,7 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
         # covers both: the range 1-1 .. 1-2 in partition order (2-0 sits between them: regenerated
         # bit-identical, so its files are not rewritten)
         assert len(requests) == 1 and requests[0].tags["boardgen/reason"] == "rows changed: 1-2"
-        assert list(requests[0].asset_selection) == ALL_SELECTION
+        assert list(requests[0].asset_selection) == [*ROW_SELECTION, STRATA]  # no pools: the draws stay empty
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0", "1-2"]
         assert request_rows(requests[0], instance.get_dynamic_partitions("board_gen_rows")) == ["1-1", "2-0", "1-2"]
         execute(defs, instance, requests)
@@ -151,7 +159,10 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
         assert "2-0" not in instance.get_dynamic_partitions("board_gen_rows")
         execute(defs, instance, requests)
         after = files_state(root)
-        assert not [p for p in after if "level_index=2" in p]
+        # the row's published files go; its calibration history stays (the past of a row put back)
+        assert not [p for p in after if "level_index=2" in p and not p.startswith("calibration_history/")]
+        assert [p for p in after if "level_index=2" in p] == [p for p in before if p.startswith(
+            "calibration_history/level_index=2/")]
         report_11 = "calibration_report/level_index=1/node_depth=1/part.parquet"  # boss_row is now false
         for p, state in before.items():
             if "level_index=2" not in p and p not in (overlays_11, report_11):
@@ -277,6 +288,6 @@ def test_rejected_rows_count_as_stored_so_the_sensor_does_not_loop(tmp_path):
         materialize_all(defs, instance)
         assert (root / REJECTED).exists()
         now = fingerprints.fingerprints_now(settings.load_table(), settings.samples, 0)
-        assert regen.fingerprints_stored(root, now) == now
+        assert currency.fingerprints_stored(root, now) == now
         _, requests, _ = tick(instance, defs, settings)
         assert requests == []

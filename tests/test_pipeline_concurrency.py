@@ -20,7 +20,7 @@ import dagster as dg
 import duckdb
 import pytest
 
-from boardgen_pipeline.steps import regen
+from boardgen_pipeline.steps import currency
 from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .test_pipeline_support import QUIET, N, copy_fixture, defs_for, run_partition
@@ -28,12 +28,18 @@ from .test_pipeline_support import QUIET, N, copy_fixture, defs_for, run_partiti
 pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 REPO = Path(__file__).resolve().parent.parent
 
+# Each subprocess below is waited on to its end, never against a clock that correct code could
+# outrun (a cold numba cache alone compiles the kernels for minutes). HANG only turns a process
+# that never ends into a failure instead of a stuck suite; it is no claim about speed.
+HANG = 1800
+
+# The reader queries until the nightly has ended (the test touches `stop` after the nightly
+# process exits) or until the test itself is gone (its parent changes): it never gives up first.
 READER = textwrap.dedent("""
-    import json, sys, time, duckdb
-    db, stop, out = sys.argv[1:4]
+    import json, os, sys, time, duckdb
+    db, stop, out, parent = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     log = {"ok": [], "missing": 0, "errors": []}
-    deadline = time.time() + 120
-    while time.time() < deadline:
+    while os.getppid() == parent:
         try:
             con = duckdb.connect(db, read_only=True)
             try:
@@ -45,7 +51,6 @@ READER = textwrap.dedent("""
             log["missing"] += 1          # no view yet: the first partition is not published yet
         except Exception as exc:        # a lock error would land here
             log["errors"].append(f"{type(exc).__name__}: {exc}")
-        import os
         if os.path.exists(stop):
             break
         time.sleep(0.02)
@@ -58,18 +63,18 @@ def test_partitions_run_concurrently_while_readers_query(tmp_path, monkeypatch):
     db = views.refresh_views_atomic(root)  # an empty database, as after `make clean; make run` started
     held = duckdb.connect(str(db), read_only=True)  # a session kept open through the whole run
     stop, log = tmp_path / "stop", tmp_path / "reader.json"
-    reader = subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop), str(log)])
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop), str(log), str(os.getpid())])
     try:
         started = time.time()
         nightly = subprocess.run(
             [sys.executable, "-m", "assets.nightly", "--tables", str(tables), "--warehouse", str(root),
              "--samples", str(N), "--dagster-home", str(home)],
-            cwd=REPO, capture_output=True, text=True, timeout=170,
+            cwd=REPO, capture_output=True, text=True, timeout=HANG,
         )
         ended = time.time()
     finally:
         stop.touch()
-        reader.wait(timeout=60)
+        reader.wait(timeout=HANG)
     output = nightly.stdout + nightly.stderr
     assert nightly.returncode == 0, output  # E warns on (1,1); warnings do not fail the run
     assert "lock" not in output.lower()
@@ -120,7 +125,7 @@ KILLER = textwrap.dedent("""
 def test_a_run_killed_mid_write_leaves_nothing_partial_and_a_rerun_is_idempotent(tmp_path):
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     killed = subprocess.run([sys.executable, "-c", KILLER, str(tables), str(root)], cwd=REPO,
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=HANG)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
 
     folder = datasets.partition_dir(root, "boards", (1, 0))
@@ -129,7 +134,7 @@ def test_a_run_killed_mid_write_leaves_nothing_partial_and_a_rerun_is_idempotent
     assert not datasets.partition_path(root, "boards", (1, 0)).exists()
     assert publish.keys_in(root, "boards") == set()
     assert views.view_statements(root) == {}  # no view would see a partial file
-    assert regen.fingerprints_stored(root, ["1-0"]) == {}  # so the sensor regenerates the row
+    assert currency.fingerprints_stored(root, ["1-0"]) == {}  # so the sensor regenerates the row
 
     # rerun: the same bytes as a clean run elsewhere, and again on a second rerun
     clean_root = tmp_path / "clean"

@@ -183,8 +183,9 @@ def test_stratified_figures_are_the_means_computed_here(pools):
 
 
 def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_asks_again(pools):
-    from assets.automation import ALL_SELECTION, POOLS_SELECTION, table_edit_sensor
+    from assets.automation import POOLS_SELECTION, ROW_SELECTION, STRATA, table_edit_sensor
 
+    from .test_pipeline_automation import edit_row
     from .test_pipeline_support import run_request
 
     root, instance, defs, settings = pools["root"], pools["instance"], pools["defs"], pools["settings"]
@@ -201,8 +202,9 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     saved = report_11.read_bytes()
     report_11.unlink()
     requests, cursor = tick(cursor)
-    # a lost report file: its row is regenerated (issue 14), then the figures, in one run (issue 13)
-    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [("1-1", ALL_SELECTION)]
+    # a lost report file: its row is regenerated (issue 14), then the figures, in one run (issue 13);
+    # the draws do not read reports: not redrawn (issue 23)
+    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [("1-1", [*ROW_SELECTION, STRATA])]
     assert tick(cursor)[0] == []  # requested once per version
     run = run_pools(defs, instance)  # the figures without that report, before the sensor's run
     assert run.success
@@ -216,6 +218,17 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
 
     assert run_request(defs, instance, requests[0]).success
     assert report_11.read_bytes() == saved  # the same row, the same report
+
+    # a row's parameters edited: the row and the figures, never the draws, whose inputs are the
+    # pools, the adventures and the row keys (issue 23)
+    draws_before = draws_path(root).stat()
+    edit_row(pools["tables"], (1, 1), "mine_density", 0.21)
+    requests, cursor = tick(cursor)
+    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [("1-1", [*ROW_SELECTION, STRATA])]
+    assert run_request(defs, instance, requests[0]).success
+    assert tick(cursor)[0] == []
+    assert (draws_path(root).stat().st_ino, draws_path(root).stat().st_mtime_ns) == (
+        draws_before.st_ino, draws_before.st_mtime_ns)
 
     # a pool edit: the draws and figures are stale, the boards are not
     path = pools["tables"] / "nodemaps" / "level_1.toml"

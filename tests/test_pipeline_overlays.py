@@ -281,7 +281,7 @@ def test_an_illegal_batch_withdraws_the_rows_overlays(tmp_path):
 
 
 def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path):
-    from assets.automation import OVERLAY_SELECTION, POOLS_ASSETS, table_edit_sensor
+    from assets.automation import OVERLAY_SELECTION, table_edit_sensor
 
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     settings = settings_for(tables, root)
@@ -304,10 +304,10 @@ def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path
         (r,) = requests
         assert r.tags["boardgen/reason"] == "overlays changed: 1-0 1-1 2-0"
         assert request_rows(r, instance.get_dynamic_partitions("board_gen_rows")) == ["1-0", "1-1", "2-0"]
-        assert list(r.asset_selection) == [*OVERLAY_SELECTION, *POOLS_ASSETS]
+        assert list(r.asset_selection) == OVERLAY_SELECTION  # no report reads the overlays: nothing else
         run = run_request(defs, instance, r)
         assert run.success
-        assert materialized(run) == {"validated_rows", "variant_overlays", "node_map_draws", "calibration_strata"}
+        assert materialized(run) == {"validated_rows", "variant_overlays"}
         assert {e.partition for e in run.get_asset_materialization_events()
                 if e.asset_key.path == ["variant_overlays"]} == {"1-0", "1-1", "2-0"}
         after = files_state(root)

@@ -73,6 +73,37 @@ def test_a_row_whose_worker_keeps_dying_fails_after_its_retries(tmp_path, monkey
     assert {k for k, o in outcomes.items() if o.error is None} == {0, 1, 2, 4}
 
 
+class BreaksWhileFilled(pool_mod.ProcessPoolExecutor):
+    """The first pool breaks at its third submit, as Python 3.11's pool does
+    when a worker dies while the window is being filled: ``submit`` raises
+    (seen in CI: the nightly's step failed with no row run, then hung)."""
+
+    made = 0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        type(self).made += 1
+        self.first, self.submits = type(self).made == 1, 0
+
+    def submit(self, fn, *args, **kwargs):
+        self.submits += 1
+        if self.first and self.submits == 3:
+            self._broken = "a worker died"
+            raise pool_mod.BrokenProcessPool("a worker died")
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_a_pool_that_breaks_while_its_window_is_filled_runs_every_row_once(monkeypatch):
+    monkeypatch.setattr(pool_mod, "ProcessPoolExecutor", BreaksWhileFilled)
+    with RowPool(2) as pool:
+        outcomes = list(pool.map_unordered(square, range(10), window=4))
+        notes = list(pool.notes)
+    assert BreaksWhileFilled.made == 2  # the broken pool, then a new one
+    assert sorted((o.item, o.result) for o in outcomes) == [(i, i * i) for i in range(10)]
+    assert all(o.error is None for o in outcomes)
+    assert notes and notes[0].startswith("a worker process died;")
+
+
 def always_dies_on_3(item):
     if item[0] == 3:
         os._exit(9)

@@ -11,11 +11,13 @@ The fixture warehouse is built once for the module by the pipeline itself
 (``calibration_job`` in process, tests/fixtures/pipeline/cookbook with the
 repo's variation table, N = 8): rows that pass, fail A through best_legal,
 carry fog, lose many attempts to the R0 cap, and one rejected by A'
-(least_bad boards under ``_rejected/``). The ``variant_overlays`` and
-``node_map_draws`` datasets come from their assets when the graph has them;
-otherwise they are written here with the same plain functions
-(``overlays.overlay_records``, ``nodemap.simulate_draws``) so those two
-queries are tested all the same.
+(least_bad boards under ``_rejected/``). The ``variant_overlays`` dataset
+must come from its asset: a run that wrote none fails the fixture (writing
+it here would hide that). The fixture's tables have no node-map pools, so
+``node_map_draws`` is written here over the repo's pools by the asset's own
+step (``draw_node_maps.run_draws``). For queries 11 and 12 (issue 23) the
+warehouse holds history: row (2,1) was first calibrated with a larger R0
+cap, a version dated ``HISTORY_AGE`` back, before the fixture's own tables.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import re
 import shutil
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -40,11 +43,10 @@ import pytest
 
 from boardgen_pipeline import catalog, cli
 from boardgen_pipeline.nodemap import load_pools
-from boardgen_pipeline.variants.overlays import overlay_records
-from boardgen_pipeline.variants.placement import overlay_record_schema
+from boardgen_pipeline.steps import history
 from boardgen_pipeline.warehouse import datasets, publish, views
 
-from .test_pipeline_support import QUIET, copy_fixture, defs_for, materialize_all
+from .test_pipeline_support import QUIET, copy_fixture, defs_for, materialize_all, run_partition, run_validate
 
 pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 
@@ -55,6 +57,7 @@ DRAW_SEEDS = range(40)
 QUERIES = {
     "worst-rows", "retry-rates-by-level", "degraded-exits", "cap-rejections", "inferability-distribution",
     "rebuild-board", "fog-budget", "overlay-coverage", "node-map-templates", "failing-rows-advice",
+    "row-history", "worse-since-yesterday",
 }
 BLOCK = re.compile(r"```sql\n-- name: ([\w-]+)\n(.*?)```", re.S)
 
@@ -78,6 +81,7 @@ class Warehouse:
     overlays: list[dict]
     draws: list[dict]
     built_here: tuple[str, ...]  # datasets this module had to write itself
+    history: list[dict] = dataclasses.field(default_factory=list)  # every kept version, hive keys put back
 
     def query(self, name: str) -> list[dict]:
         """Run one query of the page exactly as written, from ``base``, on a
@@ -108,19 +112,6 @@ def _flat_records(root: Path, dataset: str) -> list[dict]:
     return [r for p in sorted((root / dataset).glob("*.parquet")) for r in pq.read_table(p).to_pylist()]
 
 
-def _write_overlays(root: Path, tables: Path) -> None:
-    """The plain-function path of the ``variant_overlays`` asset: one overlay
-    per published board, hive-partitioned like every per-row dataset."""
-    cat = catalog.load_catalog(tables)
-    schema = pa.schema([pa.field("board_scope", pa.int64()),
-                        *[f for f in overlay_record_schema() if f.name != "level_index"]])
-    for key in sorted(publish.keys_in(root, "boards")):
-        recs = overlay_records(publish.read_partition(root, "boards", key), cat.board_gen, cat.variation)
-        rows = [{k: v for k, v in r.items() if k not in ("level_index", "node_depth")} for r in recs]
-        datasets.write_atomic(pa.Table.from_pylist(rows, schema=schema),
-                               datasets.partition_path(root, "variant_overlays", key))
-
-
 def _write_draws(root: Path, tables: Path) -> None:
     """The ``node_map_draws`` dataset over the repo's node-map pools (the
     fixture's tables have none): the asset's own step when the library has
@@ -133,6 +124,46 @@ def _write_draws(root: Path, tables: Path) -> None:
     draw_node_maps.run_draws(root, dataclasses.replace(catalog.load_catalog(tables), pools=pools), len(DRAW_SEEDS))
 
 
+# Rows as they were before the fixture's tables (query 12: both got worse since then): (2,1) with a
+# larger R0 cap (it passed then), (1,0) with fewer mines (it passes still, with a lower p10 now).
+EARLIER = {(2, 1): ("r0_max_cap = 20\n", "r0_max_cap = 60\n"),
+           (1, 0): ("level_index = 1\nnode_depth = 0\nmine_density = 0.2\n",
+                    "level_index = 1\nnode_depth = 0\nmine_density = 0.18\n")}
+HISTORY_AGE = timedelta(days=2)
+
+
+def _earlier_history(defs, instance, tables: Path, root: Path) -> None:
+    """The ``EARLIER`` rows calibrated by the pipeline, their versions dated
+    ``HISTORY_AGE`` back (the nightly of two days ago); the tables are the
+    fixture's own again afterwards."""
+    board_gen = tables / "board_gen.toml"
+    text = earlier = board_gen.read_text()
+    for now, then in EARLIER.values():
+        assert text.count(now) == 1, now
+        earlier = earlier.replace(now, then)
+    board_gen.write_text(earlier)
+    try:
+        assert run_validate(defs, instance).success
+        for level, depth in EARLIER:
+            assert run_partition(defs, instance, f"{level}-{depth}").success
+    finally:
+        board_gen.write_text(text)
+    for key in EARLIER:
+        [path] = datasets.partition_dir(root, history.DATASET, key).glob("*.parquet")
+        [record] = pq.read_table(path).to_pylist()
+        record["published_at"] -= HISTORY_AGE
+        datasets.write_atomic(pa.Table.from_pylist([record], schema=history.SCHEMA), path, root)
+
+
+def _history_records(root: Path) -> list[dict]:
+    out = []
+    for path in sorted((root / history.DATASET).rglob("*.parquet")):
+        [record] = pq.read_table(path).to_pylist()
+        record["level_index"], record["node_depth"] = (int(p.split("=")[1]) for p in path.parent.parts[-2:])
+        out.append(record)
+    return out
+
+
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory) -> Warehouse:
     base = tmp_path_factory.mktemp("cookbook")
@@ -140,15 +171,15 @@ def wh(tmp_path_factory) -> Warehouse:
     shutil.copy(REPO / "tables" / "variation.toml", tables / "variation.toml")
     root = base / "warehouse"
     with dg.DagsterInstance.ephemeral() as instance:
+        _earlier_history(defs_for(tables, root, samples=N), instance, tables, root)
         results = materialize_all(defs_for(tables, root, samples=N), instance)
     assert set(results) == {"1-0", "1-1", "2-0", "2-1", "3-0"}
     assert publish.keys_in(root, "boards") == {(1, 0), (1, 1), (2, 0), (2, 1)}
     assert publish.keys_in(publish.rejected_root(root), "boards") == {(3, 0)}
 
+    # the pipeline wrote the overlays of every published row itself
+    assert publish.keys_in(root, "variant_overlays") == publish.keys_in(root, "boards")
     built = []
-    if not publish.keys_in(root, "variant_overlays"):
-        _write_overlays(root, tables)
-        built.append("variant_overlays")
     if not _flat_records(root, "node_map_draws"):  # no asset, or no pools in the fixture's tables: empty file
         _write_draws(root, tables)
         built.append("node_map_draws")
@@ -163,6 +194,7 @@ def wh(tmp_path_factory) -> Warehouse:
         overlays=_read_dataset(root, "variant_overlays"),
         draws=draws,
         built_here=tuple(built),
+        history=_history_records(root),
     )
 
 
@@ -421,3 +453,45 @@ def test_query_helper_runs_the_page_verbatim(wh):
         con.close()
     assert len(rows) == len(wh.query("inferability-distribution"))
     assert "bin_from" in out.getvalue()
+
+
+def test_row_history(wh):
+    got = wh.query("row-history")  # row (2,1), as the page's SET VARIABLE lines say
+    kept = sorted((h for h in wh.history if (h["level_index"], h["node_depth"]) == (2, 1)),
+                  key=lambda h: h["published_at"])
+    assert len(kept) == 2  # the earlier cap, then the fixture's own
+    assert [g["version"] for g in got] == [h["version"] for h in kept] and [g["n"] for g in got] == [1, 2]
+    assert [g["changed"] for g in got] == ["first version", "r0_max_cap 60->20"]
+    assert [g["current"] for g in got] == [False, True]
+    report = next(r for r in wh.reports if (r["level_index"], r["node_depth"]) == (2, 1))
+    assert got[1]["p10"] == report["p10"] and got[1]["pass_rate"] == approx(report["passed"] / N)
+    assert got[0]["p10_change"] is None and got[1]["p10_change"] == approx(kept[1]["p10"] - kept[0]["p10"])
+    assert got[1]["pass_rate_change"] == approx(kept[1]["pass_rate"] - kept[0]["pass_rate"])
+    assert got[1]["p10_change"] < 0  # the smaller cap: the cap-starved row of query 4
+
+
+def test_worse_since_yesterday(wh):
+    got = wh.query("worse-since-yesterday")
+    cutoff = datetime.now(UTC) - timedelta(days=1)
+    reports = {(r["level_index"], r["node_depth"]): r for r in wh.reports}
+    then = {}
+    for h in sorted(wh.history, key=lambda h: h["published_at"]):
+        if h["published_at"] < cutoff:
+            then[(h["level_index"], h["node_depth"])] = h  # the newest before the cutoff
+    expected = []
+    for key, t in then.items():
+        r = reports.get(key)
+        if r is None or (t["green"] and not r["green"]) or r["p10"] < t["p10"] or r["passed"] / r["samples"] < t["pass_rate"]:
+            expected.append(key)
+    # the two rows edited since (the others are as they were): (2,1) lost assertion A, listed first;
+    # (1,0) still passes, with a lower p10
+    assert sorted(expected) == sorted(EARLIER) and then[(2, 1)]["green"] and not reports[(2, 1)]["green"]
+    assert reports[(1, 0)]["green"] and reports[(1, 0)]["p10"] < then[(1, 0)]["p10"]
+    assert [(g["level_index"], g["node_depth"]) for g in got] == [(2, 1), (1, 0)]
+    g, t, r = got[0], then[(2, 1)], reports[(2, 1)]
+    assert g["no_report_now"] is False and g["row_edited"] is True
+    assert (g["then_green"], g["now_green"]) == (t["green"], r["green"])
+    assert g["then_p10"] == t["p10"] and g["now_p10"] == r["p10"] and g["p10_change"] == approx(r["p10"] - t["p10"])
+    assert g["now_pass_rate"] == approx(r["passed"] / N) and g["then_pass_rate"] == t["pass_rate"]
+    assert g["below_target_change"] == r["below_target"] - t["below_target"]
+    assert g["then_published_at"] == t["published_at"] and t["published_at"] < cutoff

@@ -12,6 +12,8 @@ Each check reads one :class:`RowEvidence` (the batch, its records and their
 report; the pictures and the advisor's reading are computed once, on first
 use) and returns one :class:`CheckOutcome`. :data:`ASSERTIONS` lists them in
 the order the report and the UI show them; :func:`check_outcomes` runs them.
+A failing A (or A') carries, beside the advice, ``fix_command``: the command
+that writes the advisor's fix into the table (issue 23).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from functools import cached_property
 
 from boardgen_pipeline.calibration.advisor import Advice
 from boardgen_pipeline.calibration.batch import FOG_PLACEMENT_FLOOR, RowReport, evaluate_row
+from boardgen_pipeline.calibration.fix import apply_command
 from boardgen_pipeline.calibration.report import row_advice
 from boardgen_pipeline.calibration.seeds import SeedBatch
 from boardgen_pipeline.outcomes import CheckOutcome, _scopes
@@ -90,7 +93,11 @@ class RowEvidence:
 
     @cached_property
     def advice_metadata(self) -> dict:
-        return {k: v for k, v in self.advice.as_dict().items() if k not in ("level_index", "node_depth")}
+        out = {k: v for k, v in self.advice.as_dict().items() if k not in ("level_index", "node_depth")}
+        if self.advice.status == "fails":  # the row's description stays one line: the command rides here
+            b = self.batch
+            out["fix_command"] = apply_command([b.key], b.table_path, b.samples, b.master_seed)
+        return out
 
     @cached_property
     def reading(self) -> dict[str, str]:

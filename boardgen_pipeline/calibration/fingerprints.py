@@ -4,14 +4,14 @@
 A partition is regenerated exactly when the fingerprint of its inputs now
 differs from the one stored beside its data. Pure functions of the tables,
 the batch size, the master seed and the code versions; the warehouse side
-(what is stored) lives in ``steps.regen``.
+(what is stored, and whether it is current) lives in ``steps.currency``.
 
 - rows: ``batch_fingerprint`` (row content, N, master seed, metric version),
   keyed ``"L-D"`` (``partition_key`` / ``row_key``);
 - overlays: ``overlay_fingerprint`` (the row's boards, the variation table,
   the Boss flag and board type, the overlay version);
-- node-map draws and strata: ``pools_digest`` and ``inputs_fingerprint``
-  (pools, adventures, the current row reports).
+- node-map draws: ``draws_fingerprint`` (pools, adventures, the row keys);
+- strata: ``inputs_fingerprint`` (pools, adventures, the current row reports).
 """
 
 from __future__ import annotations
@@ -110,6 +110,16 @@ def pools_digest(pools) -> str:
 def reports_fingerprint(report_fps: dict[tuple[int, int], str]) -> str:
     """Hash of which row reports (by batch fingerprint) the figures used."""
     text = "|".join(f"{partition_key(k)}={fp}" for k, fp in sorted(report_fps.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def draws_fingerprint(pools, adventures: int, row_keys) -> str:
+    """What the node-map draws are built from: the pools' content, the number
+    of simulated adventures, and the table's row keys (the templates check
+    reads them: a battle node needs an exact row). Not the rows' parameters:
+    editing a row redraws no map (issue 23)."""
+    keys = ",".join(partition_key(k) for k in sorted(row_keys))
+    text = f"pools={pools_digest(pools)}|adventures={adventures}|rows={keys}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

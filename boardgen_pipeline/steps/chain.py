@@ -16,7 +16,9 @@ the warehouse's publishing rules:
   (assertion A', blocking) is written to ``_rejected/`` and the row's
   published files are withdrawn; no overlay or report is made from it;
 - a row's overlays and report are made from the very boards it publishes,
-  so no overlay joins to boards of another row version.
+  so no overlay joins to boards of another row version;
+- a published report is kept as a version of the row's history
+  (``steps.history``, issue 23), once per distinct content.
 
 ``stages`` says which of the row's datasets to make. Without ``boards`` the
 chain starts from the row's published boards (their bytes travel in the
@@ -37,6 +39,7 @@ from boardgen_pipeline.calibration.fingerprints import overlay_fingerprint
 from boardgen_pipeline.calibration.report import report_record, report_schema
 from boardgen_pipeline.calibration.seeds import SeedBatch, generate_batch
 from boardgen_pipeline.outcomes import CheckOutcome
+from boardgen_pipeline.steps import history
 from boardgen_pipeline.variants import batch as overlay_batch
 from boardgen_pipeline.variants import outcomes as overlay_checks
 from boardgen_pipeline.variants.skew import ResourceWeights
@@ -99,6 +102,7 @@ class RowResult:
     report: RowReport | None = None
     written: dict[str, str] = field(default_factory=dict)  # dataset -> path, once published
     digests: dict[str, str] = field(default_factory=dict)  # dataset -> sha256 of what was written
+    history: dict | None = None  # the report's version (steps.history), kept where the report is published
 
     @property
     def partition_key(self) -> str:
@@ -124,6 +128,7 @@ def boards_figures(batch: SeedBatch, report: RowReport, published: bool) -> dict
         "exit_passed": r.exits.get("passed", 0),
         "exit_best_legal": r.exits.get("best_legal", 0),
         "exit_least_bad": r.exits.get("least_bad", 0),
+        "pass_rate": history.pass_rate(r.exits.get("passed", 0), r.samples),
         "retry_rate": r.retry_rate,
         "mean_attempts": r.mean_attempts,
         "cap_rejections": r.cap_rejections,
@@ -193,7 +198,8 @@ def run_row(task: RowTask) -> RowResult:
         report = report or evaluate_row(batch.row, records)
         record = report_record(batch, report, records)
         out.files.append(RowFile.of(REPORT, datasets.records_table([record], schema=report_schema(record))))
-        out.figures[REPORT] = {"row": batch.row.key_text,
+        out.history = history.version_of(record)
+        out.figures[REPORT] = {"row": batch.row.key_text, "pass_rate": out.history["pass_rate"],
                                **{k: record[k] for k in REPORT_FIGURES if record.get(k) is not None}}
         out.seconds["report"] = perf_counter() - t4
     out.report = report
@@ -267,6 +273,10 @@ def publish_result(root, result: RowResult) -> RowResult:
             continue
         else:
             result.written[f.dataset] = str(publish.write_row_file(root, f.dataset, result.key, f.data, f.digest))
+            if f.dataset == REPORT and result.history is not None:  # after the report it records
+                kept = history.keep(root, result.key, result.history)
+                if kept is not None:
+                    result.written[history.DATASET] = str(kept)
         result.digests[f.dataset] = f.digest
     result.files = []
     return result

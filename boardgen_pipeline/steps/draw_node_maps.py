@@ -11,8 +11,10 @@ The Dagster asset ``node_map_draws`` is thin wiring over :func:`run_draws`.
   (``nodemap.draw_adventure``). One record per (seed, branch, level): the
   domain's ``draw_record`` (template or generated map, ``source``, the
   ``node_map`` scope used, the branch, layer widths, routes, board nodes), plus
-  ``map_digest`` (hash of the map's row set, ``NodeMap.rows()``) and
-  ``pools_digest`` (which pool content drew it).
+  ``map_digest`` (hash of the map's row set, ``NodeMap.rows()``),
+  ``pools_digest`` (which pool content drew it) and ``draws_fingerprint``
+  (the pools, the adventures and the table's row keys: what
+  ``steps.currency`` compares to redraw only when one of them changed).
 - **Checks** (error severity, none blocking: the draws are a measurement, not
   an input of the boards):
 
@@ -44,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from boardgen_pipeline.board.rng import derive_at
-from boardgen_pipeline.calibration.fingerprints import pools_digest
+from boardgen_pipeline.calibration.fingerprints import draws_fingerprint, pools_digest
 from boardgen_pipeline.nodemap import (
     LABEL,
     board_nodes,
@@ -124,34 +126,40 @@ def dataset_schema():
         ("master_seed", i), ("first_adventure", b), ("level_index", i), ("template_id", s), ("source", s),
         ("scope", i), ("fallback", b), ("attempts", i), ("pool_size", i), ("layer_widths", s), ("routes", i),
         ("board_node_ids", pa.list_(i)), ("board_node_types", pa.list_(s)), ("board_node_depths", pa.list_(i)),
-        ("map_digest", s), ("pools_digest", s),
+        ("map_digest", s), ("pools_digest", s), ("draws_fingerprint", s),
     ])
 
 
-def _dataset_record(rec: dict, digest: str, pools_fp: str) -> dict:
+def _dataset_record(rec: dict, digest: str, pools_fp: str, draws_fp: str) -> dict:
     out = {k: v for k, v in rec.items() if k != "level"}
     out["level_index"] = rec["level"]
     out["map_digest"] = digest
     out["pools_digest"] = pools_fp
+    out["draws_fingerprint"] = draws_fp
     return out
+
+
+# Not the draw itself: which inputs the file was built from (steps.currency compares it).
+BOOKKEEPING = ("map_digest", "pools_digest", "draws_fingerprint")
 
 
 def _domain_record(rec: dict) -> dict:
     """A dataset record back in the domain's shape (``level``, no digests)."""
-    out = {k: v for k, v in rec.items() if k not in ("level_index", "map_digest", "pools_digest")}
+    out = {k: v for k, v in rec.items() if k != "level_index" and k not in BOOKKEEPING}
     out["level"] = rec["level_index"]
     return out
 
 
-def draw_records(pools, seeds, branches=BRANCHES) -> list[dict]:
-    """One dataset record per (seed, branch, level), in that order."""
+def draw_records(pools, seeds, branches=BRANCHES, draws_fp: str = "") -> list[dict]:
+    """One dataset record per (seed, branch, level), in that order, each
+    carrying ``draws_fp`` (``fingerprints.draws_fingerprint`` of the run)."""
     fp = pools_digest(pools)
     out = []
     for seed in seeds:
         for flag in branches:
             for m in draw_adventure(pools, seed, flag):
                 rec = draw_record(m, seed, flag, len(pools[m.level].templates))
-                out.append(_dataset_record(rec, map_digest(m), fp))
+                out.append(_dataset_record(rec, map_digest(m), fp, draws_fp))
     return out
 
 
@@ -235,7 +243,8 @@ def determinism_outcome(pools, records: list[dict], sample: list[int],
             if old.get("pools_digest") != fp or _key(old) not in by_key:
                 continue
             compared_previous += 1
-            if {k: old.get(k) for k in by_key[_key(old)]} != by_key[_key(old)]:
+            new = {k: v for k, v in by_key[_key(old)].items() if k != "draws_fingerprint"}
+            if {k: old.get(k) for k in new} != new:
                 mismatches.append(f"previous file differs: seed {old['master_seed']}, level {old['level_index']}")
     return CheckOutcome(
         name=CHECK_DETERMINISTIC, assertion="draws deterministic", passed=not mismatches, severity="error",
@@ -377,7 +386,8 @@ def run_draws(root, catalog, adventures: int = DEFAULT_ADVENTURES) -> DrawsResul
                            adventures)
     t0 = perf_counter()
     seeds = range(adventures)
-    records = draw_records(pools, seeds)
+    records = draw_records(pools, seeds,
+                           draws_fp=draws_fingerprint(pools, adventures, catalog.board_gen.keys()))
     t1 = perf_counter()
     previous = publish.read_flat(root, DATASET, FILE)
     outcomes = draw_outcomes(pools, catalog.board_gen.keys(), records, seeds, previous)

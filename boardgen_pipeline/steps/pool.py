@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -103,7 +104,7 @@ class RowPool:
 
     def __exit__(self, *exc) -> None:
         if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
+            _close(self._executor)
             self._executor = None
         if self._client is not None:
             self._client.close()
@@ -155,20 +156,28 @@ class RowPool:
     def _map_processes(self, fn, items, window) -> Iterator[Outcome]:
         executor = self._executor or self._start()
         pending: dict[Future, tuple[object, int]] = {}
+        again: deque[tuple[object, int]] = deque()  # rows lost with a broken pool, run first on the next
         source = iter(items)
         exhausted = False
         while True:
-            while not exhausted and len(pending) < window:
-                try:
-                    item = next(source)
-                except StopIteration:
-                    exhausted = True
-                    break
-                pending[executor.submit(fn, item)] = (item, 0)
-            if not pending:
-                return
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
             broken = []
+            while len(pending) < window and (again or not exhausted):
+                if again:
+                    item, tries = again.popleft()
+                else:
+                    try:
+                        item, tries = next(source), 0
+                    except StopIteration:
+                        exhausted = True
+                        break
+                try:
+                    pending[executor.submit(fn, item)] = (item, tries)
+                except BrokenProcessPool as exc:  # a worker died while the window was being filled
+                    broken.append((item, tries, exc))
+                    break
+            if not pending and not broken:
+                return
+            done = wait(pending, return_when=FIRST_COMPLETED)[0] if pending and not broken else set()
             for future in done:
                 item, tries = pending.pop(future)
                 try:
@@ -184,14 +193,13 @@ class RowPool:
                 pending.clear()
                 self.notes.append(f"a worker process died; {len(lost)} rows in its pool are run again "
                                   f"({RETRIES} retries a row)")
-                _kill_workers(executor)
-                executor.shutdown(wait=False, cancel_futures=True)
+                _close(executor)
                 executor = self._start()
                 for item, tries, exc in lost:
                     if tries >= RETRIES:
                         yield Outcome(item, error=exc or BrokenProcessPool("a worker process died"))
                     else:
-                        pending[executor.submit(fn, item)] = (item, tries + 1)
+                        again.append((item, tries + 1))
 
     def _map_dask(self, fn, items, window) -> Iterator[Outcome]:
         from distributed import wait as dask_wait
@@ -240,15 +248,34 @@ class RowPool:
             self._workers_seen = workers
 
 
-def _kill_workers(executor: ProcessPoolExecutor) -> None:
-    # A worker that died holding the pool's queue lock leaves the others blocked on it forever,
-    # and Python 3.11's broken pool joins them before it lets go (3.12 terminates them first):
-    # the surviving workers of a broken pool are killed, their rows run again on a new one.
-    for proc in list(getattr(executor, "_processes", {}).values()):
+def _kill(processes: dict) -> None:
+    for proc in list(processes.values()):
         try:
             proc.kill()
-        except (OSError, AttributeError):
+        except (OSError, AttributeError, ValueError):
             pass
+
+
+def _close(executor: ProcessPoolExecutor) -> None:
+    """Shut the pool down and wait for its manager thread, killing the
+    workers of a pool that broke.
+
+    A broken pool's manager (Python 3.11) terminates the workers it knows of,
+    then joins every worker; a worker spawned on demand in between is never
+    terminated, and, blocked writing its result into a pipe the manager no
+    longer reads, is joined forever (seen once in CI: a killed worker hung
+    the nightly at its end). So the wait polls, and while the pool is broken
+    every worker left is killed (a row writes nothing: its result is lost
+    and the row runs again). A healthy pool is waited for as it finishes."""
+    manager = getattr(executor, "_executor_manager_thread", None)
+    processes = getattr(executor, "_processes", None) or {}  # the manager's own dict: it outlives shutdown()
+    if getattr(executor, "_broken", False):
+        _kill(processes)
+    executor.shutdown(wait=False, cancel_futures=True)
+    while manager is not None and manager.is_alive():
+        manager.join(POLL_SECONDS)
+        if getattr(executor, "_broken", False):
+            _kill(processes)
 
 
 _END = object()

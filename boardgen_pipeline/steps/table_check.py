@@ -5,7 +5,8 @@ it, passes F4 (SPEC 7 "assertions"; seed 001 "F4 批量统计断言"; issue 13
 Evaluated by every run of the report (a full nightly, a sensor run of one
 row, a click in the UI) over every row of the table: a rejected current
 batch fails A'; a row without a current report is "not calibrated". Each
-failing row leads with its verdict, the advisor's fix and its pictures.
+failing row leads with its verdict, the advisor's fix and its pictures; the
+verdict line names the command that writes the fix into the table (issue 23).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
     current report (never run, or run for another table version) is
     ``["not calibrated"]``; a green row maps to ``[]``."""
     from boardgen_pipeline.calibration.fingerprints import fingerprints_now, row_key
+    from boardgen_pipeline.steps import currency
 
     out = {}
     published = publish.keys_in(root, "boards")  # once, not a folder walk per row
@@ -39,7 +41,7 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
         record = (reports.get(key) or [None])[0]
         if record is not None and record.get("batch_fingerprint") == fp:
             out[pk] = [name for flag, name in F4_FLAGS if record.get(flag) is False]
-        elif key not in published and publish.stored_fingerprint(root, key) == fp:
+        elif key not in published and currency.stored_fingerprint(root, key) == fp:
             out[pk] = ["A'"]
         else:
             out[pk] = ["not calibrated"]
@@ -59,12 +61,14 @@ def _row_records(root, key: tuple[int, int]) -> list[dict]:
     return []
 
 
-def failing_row_overview(root, pk: str, names: list[str], spawn_side: int) -> str:
+def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitted: bool = False) -> str:
     """What a person reads first about a failing row (issue 13): its verdict,
     the advisor's fix, the inferability histogram with the target, and the
-    worst board with R0 and R∞ shaded (Markdown, PNGs inline)."""
+    worst board with R0 and R∞ shaded (Markdown, PNGs inline). ``fitted``:
+    the pictures are ``thumbnails``, which fit whole under the text in the
+    check's description panel (issue 23); else full size, numbers shown."""
     from boardgen_pipeline.calibration.fingerprints import row_key
-    from boardgen_pipeline.pictures import charts
+    from boardgen_pipeline.pictures import charts, thumbnails
 
     key = row_key(pk)
     try:
@@ -96,26 +100,43 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int) -> st
         pictures = []
         if report is not None:
             values = [r["inferability"] for r in records]
-            png = charts.inferability_histogram_png(values, report["inferability_target"],
-                                                    f"row {pk}: {len(values)} boards", size=(3.6, 1.9))
+            png = (thumbnails.histogram_thumbnail(values, report["inferability_target"]) if fitted else
+                   charts.inferability_histogram_png(values, report["inferability_target"],
+                                                     f"row {pk}: {len(values)} boards", size=(3.6, 1.9)))
             pictures.append(charts.png_markdown(png, "inferability histogram"))
         worst = min(records, key=lambda r: (r["inferability"], r["scope"]))
-        pictures.append(charts.png_markdown(charts.board_png(worst["layout"], spawn_side, cell_inches=0.16,
-                                                             title=f"worst board, scope {worst['scope']}"),
-                                            "worst board"))
+        png = (thumbnails.board_thumbnail(worst["layout"], spawn_side, title=f"worst board\nscope {worst['scope']}")
+               if fitted else charts.board_png(worst["layout"], spawn_side, cell_inches=0.16,
+                                               title=f"worst board, scope {worst['scope']}"))
+        pictures.append(charts.png_markdown(png, "worst board"))
         out.append(" ".join(pictures))
     return "\n\n".join(out)
+
+
+NAMED_ROWS = 8  # failing rows the verdict line names: it stays short above the pictures (issue 23)
+
+
+def _named(order: list[str], failing: dict[str, list[str]]) -> str:
+    """The first :data:`NAMED_ROWS` failing rows with their assertions; the
+    rest counted (every one is in the metadata entry ``failing``)."""
+    named = "; ".join(f"{pk} ({', '.join(failing[pk])})" for pk in order[:NAMED_ROWS])
+    more = len(order) - NAMED_ROWS
+    return named + (f"; {more} more (metadata `failing`)" if more > 0 else "")
 
 
 def every_row_outcome(root, table, samples: int, master_seed: int = 0) -> CheckOutcome:
     """The table-wide F4 verdict (issue 13: one failing row turns the report red
     in the asset graph, whichever run evaluated it)."""
     from boardgen_pipeline.calibration.fingerprints import row_key
+    from boardgen_pipeline.calibration.fix import apply_command
 
     verdicts = row_verdicts(root, table, samples, master_seed)
     failing = {pk: names for pk, names in verdicts.items() if names}
     order = sorted(failing, key=row_key)
     lines = "\n".join(f"- row {pk}: {', '.join(failing[pk])}" for pk in order)
+    fixable = [row_key(pk) for pk in order if failing[pk] != ["not calibrated"]]
+    command = apply_command(fixable if len(fixable) <= OVERVIEW_ROWS else None, table.path, samples,
+                            master_seed) if fixable else None
     outcome = CheckOutcome(
         name=CHECK_EVERY_ROW,
         assertion="F4",
@@ -123,13 +144,19 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0) -> CheckO
         severity="error",
         blocking=False,
         description=(f"{len(failing)} of {len(verdicts)} rows fail F4: "
-                     + "; ".join(f"{pk} ({', '.join(failing[pk])})" for pk in order)
+                     + _named(order, failing)
+                     + (f"; the advisor's fix, written into the table: `{command}`" if command else "")
                      if failing else f"all {len(verdicts)} rows pass F4 (A, A'', A', B, B')"),
-        metadata={"rows": len(verdicts), "failing_rows": order, "failing": {pk: failing[pk] for pk in order}},
+        metadata={"rows": len(verdicts), "failing_rows": order, "failing": {pk: failing[pk] for pk in order},
+                  **({"fix_command": command} if command else {})},
         pictures={"failing_rows": lines or "_every row passes_"},
     )
     shown = [pk for pk in order if failing[pk] != ["not calibrated"]][:OVERVIEW_ROWS]
     if shown:
-        outcome.pictures["overview"] = "\n\n".join(
+        # The description panel holds one row whole (issue 23): the first, its pictures fitted. The
+        # entry failing_row_pictures (a dialog that scrolls) holds each shown row, pictures full size.
+        outcome.pictures["overview"] = failing_row_overview(root, shown[0], failing[shown[0]], table.spawn_side,
+                                                            fitted=True)
+        outcome.pictures["failing_row_pictures"] = "\n\n".join(
             failing_row_overview(root, pk, failing[pk], table.spawn_side) for pk in shown)
     return outcome

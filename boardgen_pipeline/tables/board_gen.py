@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -144,9 +145,20 @@ class BoardGenTable:
             raise KeyError(f"node depth must be >= 0, got {node_depth}")
         return self.rows[(level_index, max(d for d in depths if d <= node_depth))]
 
+    @cached_property
+    def _boss_depths(self) -> dict[int, int]:
+        # once per table: asked of every row, a scan per row made the sensor's tick quadratic in the rows
+        deepest: dict[int, int] = {}
+        for lv, d in self.rows:
+            deepest[lv] = max(d, deepest.get(lv, d))
+        return deepest
+
     def boss_depth(self, level_index: int) -> int:
         """The deepest row of a level is its Boss row (seed 000 "Boss 板")."""
-        return max(d for (lv, d) in self.rows if lv == level_index)
+        try:
+            return self._boss_depths[level_index]
+        except KeyError:
+            raise ValueError(f"level {level_index} has no rows in {self.path}") from None
 
     def is_boss_row(self, key: tuple[int, int]) -> bool:
         return key[1] == self.boss_depth(key[0])

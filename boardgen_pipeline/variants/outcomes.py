@@ -335,7 +335,7 @@ def one_type_outcome(row: CheckedRow) -> CheckOutcome:
     region = b.scope.vocab.index("region") if "region" in b.scope.vocab else -2
     return CheckOutcome(
         name=CHECK_ONE_TYPE, assertion="one type per board", passed=not found, severity="error", blocking=False,
-        description=(f"{len(found)} boards break the one-type rule" if found else
+        description=(f"{len({s for _, s, _ in found})} boards break the one-type rule" if found else
                      f"one type per board: {types}"),
         metadata={**_row_meta(row), "type_counts": types,
                   "whole_board_boards": int((np.asarray(b.global_variant) >= 0).sum()),
@@ -412,12 +412,13 @@ def skew_outcome(weights: ResourceWeights | None, effect_values: list[int]) -> C
              "|---|---|" + "---|" * len(effect_values)]
     skewed = {}
     for v in effect_values:
-        found += [(v, i) for i in check_skew(weights, v)]
-        try:
+        try:  # check_skew skews too: an effect value the skew refuses is an issue, not a crash
+            issues = check_skew(weights, v)
             skewed[v] = skew_weights(weights, v)
         except ValueError as exc:
             found.append((v, CheckIssue("skew_error", str(exc))))
             continue
+        found += [(v, i) for i in issues]
         totals[str(v)] = skewed[v].total
         families[str(v)] = {f: skewed[v].family_total(f) for f in ("offense", "survival", "whitelist")}
     for i, r in enumerate(weights.rows):

@@ -4,7 +4,9 @@ issue 3 "Warehouse").
 Layout (hive): ``<root>/<dataset>/level_index=L/node_depth=D/part.parquet``
 for the per-row datasets; ``<root>/<dataset>/<name>.parquet`` for the
 datasets that are not per row (``FLAT_DATASETS``: the node-map draws and the
-stratified figures).
+stratified figures); ``calibration_history`` holds one file per version of a
+row's report, ``.../level_index=L/node_depth=D/<version>.parquet``
+(``steps.history``, issue 23).
 Every file is written to a temporary name in the same folder and renamed
 into place (``os.replace`` is atomic on POSIX), so a crash mid-write never
 leaves a partial ``*.parquet`` visible and readers see either the old file or
@@ -45,7 +47,8 @@ import pyarrow.parquet as pq
 
 from boardgen_pipeline.errors import WarehouseError
 
-DATASETS = ("boards", "variant_overlays", "node_map_draws", "calibration_report", "calibration_strata")
+DATASETS = ("boards", "variant_overlays", "node_map_draws", "calibration_report", "calibration_strata",
+            "calibration_history")
 
 
 # Datasets with one file for the whole table, not one per row (no hive keys).
@@ -154,7 +157,12 @@ def temp_pid(path: Path) -> int | None:
 
 def digest_path(root: Path | str, path: Path | str) -> Path:
     """Where the manifest records ``path``'s digest (``path`` under ``root``)."""
-    rel = Path(path).resolve().relative_to(Path(root).resolve())
+    try:  # a path built from root (the usual case) needs no resolving, which costs two realpath walks
+        rel = Path(path).relative_to(root)
+        if ".." in rel.parts:
+            raise ValueError(rel)
+    except ValueError:
+        rel = Path(path).resolve().relative_to(Path(root).resolve())
     return Path(root) / MANIFEST / rel.parent / (rel.name + DIGEST_SUFFIX)
 
 

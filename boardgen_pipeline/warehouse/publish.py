@@ -47,7 +47,6 @@ REJECTED = "_rejected"
 ROW_DATASETS = ("boards", "variant_overlays", "calibration_report")
 
 
-FINGERPRINT_COLUMN = "batch_fingerprint"
 
 
 def rejected_root(root: Path | str) -> Path:
@@ -296,33 +295,6 @@ def _try_read(root, dataset: str, key: tuple[int, int], columns) -> list[dict] |
     for r in rows:
         r["level_index"], r["node_depth"] = key
     return rows
-
-
-def stored_fingerprint(root: Path | str, key: tuple[int, int]) -> str | None:
-    """The batch fingerprint the warehouse holds for a row (published boards
-    first, then a rejected batch), or None when the row was never generated."""
-    for base in (Path(root), rejected_root(root)):
-        path = datasets.partition_path(base, "boards", key)
-        if not path.exists():
-            continue
-        try:
-            col = pq.read_table(path, columns=[FINGERPRINT_COLUMN]).column(0)
-        except (KeyError, ValueError, OSError):  # written without fingerprints (the CLI) or unreadable
-            return None
-        return str(col[0]) if len(col) else None
-    return None
-
-
-def stored_overlay_fingerprint(root: Path | str, key: tuple[int, int]) -> str | None:
-    """The overlay fingerprint the warehouse holds for a row, or None."""
-    path = datasets.partition_path(Path(root), "variant_overlays", key)
-    if not path.exists():
-        return None
-    try:
-        col = pq.read_table(path, columns=["overlay_fingerprint"]).column(0)
-    except (KeyError, ValueError, OSError):
-        return None
-    return str(col[0]) if len(col) else None
 
 
 def keys_in(root: Path | str, dataset: str) -> set[tuple[int, int]]:

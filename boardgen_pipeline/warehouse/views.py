@@ -83,6 +83,9 @@ VIEW_SQL = {
         "select * from read_parquet({calibration_report}, hive_partitioning=true)"
     ),
     "calibration_strata": "select * from read_parquet({calibration_strata})",
+    "calibration_history": (
+        "select * from read_parquet({calibration_history}, hive_partitioning=true)"
+    ),
 }
 
 

@@ -1,0 +1,269 @@
+"""The history of every calibration: each published report version of a row,
+kept (issue 23 "History of every calibration"; SPEC 7 "report C",
+"diagnostics D"; seed 001 F4; SPEC 8 "queried through DuckDB").
+
+A row's report is replaced each time the row is published; its history keeps
+every *version* of it: what the row was (row and batch fingerprints, its
+table parameters, N, the metric version) and what it gave (p10/p50/p90, the
+pass rate, the exits, retry rate, the F4 verdicts, the difficulty figures),
+with the time the version was first published (UTC).
+
+- **A version is its content, not its time.** ``version_of`` takes the
+  figures above from the report record and names them by a digest of their
+  canonical JSON (``version``). A rerun of an unchanged row computes the
+  same report, hence the same version, and writes nothing; an edit that puts
+  a row back as it was meets its earlier version, which stays where it was
+  in the trajectory (``Trajectory.current`` says which version the row's
+  report is now). What the report holds besides (the advisor's search, the
+  Boss flag, the table-wide monotone warnings) is left out, so an edit of
+  another row adds no version to this one.
+- **Nothing grows with the past.** One small file per version,
+  ``calibration_history/level_index=L/node_depth=D/<version>.parquet``,
+  written once, when absent (``keep``), with the warehouse's atomic writer
+  and digest manifest: a run looks at one path per row (and its digest), and
+  never rewrites a file that grows.
+- **A damaged version is never served.** ``trajectory`` checks each file's
+  bytes against the manifest (a flipped byte in a Parquet page often still
+  reads) and lists the damaged and the missing ones apart; ``boardgen
+  verify`` names them too. A damaged file of the version the row publishes
+  again is rewritten by that publication, dated then (its first date went
+  with its bytes); an older one cannot be remade, as its row is no longer
+  what it was.
+- **Written where the report is published** (``chain.publish_result``, in
+  the process that owns the warehouse: ``boardgen calibrate``, the Dagster
+  step and so the nightly), after the report file, never on a worker. A
+  rejected batch (assertion A') publishes no report, so it adds no version.
+- **One schema** (``SCHEMA``, every column typed even when empty), so the
+  DuckDB view ``calibration_history`` reads every file with the first file's
+  schema (``warehouse.views``: no ``union_by_name``).
+- A row's history outlives the row: pruning a row that left the table keeps
+  its versions (they are the past, and a row put back continues them).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from boardgen_pipeline.board.solver import METRIC_VERSION
+from boardgen_pipeline.calibration.batch import DIFFICULTY_FIGURES
+from boardgen_pipeline.warehouse import datasets, publish
+
+DATASET = "calibration_history"
+REPORT = "calibration_report"  # the dataset whose records a version is taken from
+LOCK = ".versions.lock"
+
+# The row's table parameters (the report's ``TABLE_PARAMETERS`` and its target), typed.
+PARAMETERS = {
+    "board_width": pa.int64(), "board_height": pa.int64(), "mine_density": pa.float64(),
+    "inferability_target": pa.float64(), "r0_max_cap": pa.int64(), "max_gen_attempts": pa.int64(),
+    "min_safe_count": pa.int64(), "shave_ring_radius": pa.int64(), "board_type": pa.string(),
+    "fog_region_count": pa.int64(), "fog_target_ratio": pa.float64(),
+}
+# What a version says of the batch besides its parameters: N and the code that measured it.
+INPUTS = {"row_fingerprint": pa.string(), "batch_fingerprint": pa.string(), "metric_version": pa.int64(),
+          "samples": pa.int64()}
+VERDICTS = ("assertion_a", "assertion_a2", "assertion_a1", "assertion_b", "assertion_b1", "green")
+FIGURES = {
+    "p10": pa.float64(), "p50": pa.float64(), "p90": pa.float64(),
+    "passed": pa.int64(), "best_legal": pa.int64(), "least_bad": pa.int64(), "pass_rate": pa.float64(),
+    "retry_rate": pa.float64(), "mean_attempts": pa.float64(), "below_target": pa.int64(), "illegal": pa.int64(),
+    **{name: pa.bool_() for name in VERDICTS},  # B and B' are null on the rows they do not apply to
+    **{name: pa.float64() for name in DIFFICULTY_FIGURES},  # null in reports written before issue 17
+}
+CONTENT = {**INPUTS, **PARAMETERS, **FIGURES}  # what names a version
+SCHEMA = pa.schema([pa.field("version", pa.string()), pa.field("published_at", pa.timestamp("us", tz="UTC")),
+                    *(pa.field(name, kind) for name, kind in CONTENT.items())])
+
+
+def pass_rate(passed: int, samples: int) -> float:
+    """The share of a row's boards that left the generator through ``passed``."""
+    return passed / max(1, samples)
+
+
+def _plain(value, kind: pa.DataType):
+    """``value`` as the Python type its column holds (a worker's numpy number
+    and the value read back from the file give the same JSON)."""
+    if value is None:
+        return None
+    if pa.types.is_integer(kind):
+        return int(value)
+    if pa.types.is_floating(kind):
+        return float(value)
+    if pa.types.is_boolean(kind):
+        return bool(value)
+    return str(value)
+
+
+def version_of(report: dict) -> dict:
+    """The version a report record is: its content (``CONTENT``) and the digest
+    that names it. ``report``: a record of ``calibration_report``, as the
+    chain makes it or as read back from its file."""
+    values = {**report, "metric_version": report.get("metric_version", METRIC_VERSION),
+              "pass_rate": pass_rate(report["passed"], report["samples"])}
+    content = {name: _plain(values.get(name), kind) for name, kind in CONTENT.items()}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return {"version": hashlib.sha256(text.encode()).hexdigest()[:16], **content}
+
+
+def version_path(root, key: tuple[int, int], version: str) -> Path:
+    return datasets.partition_dir(Path(root), DATASET, key) / f"{version}.parquet"
+
+
+def keep(root, key: tuple[int, int], version: dict, now: datetime | None = None) -> Path | None:
+    """Keep a published report version of row ``key``: its file, written with
+    the time it is first published (``now``, default the clock, UTC), or
+    nothing when the warehouse holds it already (returns where it was written,
+    else None). Publishers of one warehouse write a version one at a time."""
+    path = version_path(root, key, version["version"])
+    if _intact(root, path):  # a rerun: the same content is a version already
+        return None
+    with _exclusive(Path(root) / DATASET / LOCK):
+        if _intact(root, path):  # another publisher kept it meanwhile
+            return None
+        when = now or datetime.now(UTC)
+        table = pa.Table.from_pylist([{**version, "published_at": when}], schema=SCHEMA)
+        return datasets.write_atomic(table, path, root)
+
+
+def _intact(root, path: Path) -> bool:
+    """Whether ``path`` holds the bytes written there (a damaged one is rewritten)."""
+    return datasets.file_problem(root, path) is None
+
+
+@contextmanager
+def _exclusive(lock: Path):
+    with datasets.storage_faults(lock):
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(lock, "a+")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        fh.close()
+
+
+@dataclass
+class Trajectory:
+    """A row's versions, oldest first; ``current``: the version its published
+    report is (None: no report, or one the history does not hold);
+    ``damaged``: ``(path, problem)`` of the version files left out, whose
+    bytes are not the ones written or that are gone (``boardgen verify``);
+    ``rejected``: the row's latest batch lies in ``_rejected/`` (assertion A')."""
+
+    key: tuple[int, int]
+    versions: list[dict] = field(default_factory=list)
+    current: str | None = None
+    damaged: list[tuple[Path, str]] = field(default_factory=list)
+    rejected: bool = False
+
+
+def trajectory(root, key: tuple[int, int], report: dict | None = None) -> Trajectory:
+    """Row ``key``'s intact versions in the warehouse at ``root``, oldest first
+    (by the time each was first published); ``report``: the row's current
+    report record, if it has one."""
+    root = Path(root)
+    out = Trajectory(key, current=version_of(report)["version"] if report is not None else None)
+    folder = datasets.partition_dir(root, DATASET, key)
+    for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():
+        if path.name.startswith("."):
+            continue
+        problem = datasets.file_problem(root, path)
+        if problem is None:
+            try:
+                out.versions.extend(pq.read_table(path).to_pylist())
+                continue
+            except (OSError, ValueError) as exc:
+                problem = f"unreadable: {exc}"
+        out.damaged.append((path, problem))
+    # versions the manifest vouches for whose file is gone (moved to _damaged/, deleted)
+    recorded = datasets.digest_path(root, folder / "_").parent
+    for digest in sorted(recorded.glob("*.parquet" + datasets.DIGEST_SUFFIX)) if recorded.is_dir() else ():
+        path = folder / digest.name.removesuffix(datasets.DIGEST_SUFFIX)
+        if not path.exists():
+            out.damaged.append((path, "missing"))
+    out.versions.sort(key=lambda v: (v["published_at"], v["version"]))
+    return out
+
+
+def of_row(root, key: tuple[int, int]) -> Trajectory:
+    """Row ``key``'s trajectory with what the warehouse publishes for it now:
+    its current report (when that file is intact) and whether its latest
+    batch was rejected. An absent warehouse has no versions."""
+    root = Path(root)
+    report = None
+    if publish.intact(root, datasets.partition_path(root, REPORT, key)):
+        try:
+            report = publish.read_partition(root, REPORT, key)[0]
+        except (OSError, ValueError, IndexError):
+            report = None
+    out = trajectory(root, key, report)
+    out.rejected = datasets.partition_path(publish.rejected_root(root), "boards", key).exists()
+    return out
+
+
+def changes(before: dict | None, after: dict) -> list[str]:
+    """What differs between two versions of a row among its inputs:
+    ``"mine_density 0.22->0.3"``, ...; the first version has none."""
+    if before is None:
+        return []
+    names = (*PARAMETERS, "samples", "metric_version")
+    return [f"{name} {_text(before[name])}->{_text(after[name])}" for name in names if before[name] != after[name]]
+
+
+def _text(value) -> str:
+    if isinstance(value, float) and not math.isnan(value):
+        return f"{value:g}"
+    return str(value)
+
+
+YES = {True: "ok", False: "FAIL", None: "-"}
+
+
+def verdicts(version: dict) -> str:
+    """The F4 verdicts of a version, as ``boardgen calibrate`` prints them."""
+    fog = version["assertion_b"] is not None
+    b = f"B {YES[version['assertion_b']]}" if fog else f"B' {YES[version['assertion_b1']]}"
+    return (f"A {YES[version['assertion_a']]}  A'' {YES[version['assertion_a2']]}  "
+            f"A' {YES[version['assertion_a1']]}  {b}")
+
+
+def lines(path: Trajectory) -> list[str]:
+    """The trajectory as text, one line per version, oldest first: when it was
+    first published, the version (``calibration_history.version``), the
+    parameters that changed, p10/p50/p90, the pass rate and the F4 verdicts."""
+    rows, before = [], None
+    for v in path.versions:
+        changed = ", ".join(changes(before, v)) or ("first version" if before is None else "no parameter changed")
+        rows.append((v["published_at"].astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ"), changed, v))
+        before = v
+    width = max([len("changed"), *(len(r[1]) for r in rows)])
+    out = [f"{'published (UTC)':<20}  {'version':<16}  {'changed':<{width}}  {'p10':>5}  {'p50':>5}  {'p90':>5}  "
+           f"{'pass':>6}  F4"]
+    for when, changed, v in rows:
+        mark = "  <- current report" if v["version"] == path.current else ""
+        out.append(f"{when:<20}  {v['version']:<16}  {changed:<{width}}  {v['p10']:.3f}  {v['p50']:.3f}  "
+                   f"{v['p90']:.3f}  {v['pass_rate']:>6.1%}  {verdicts(v)}{mark}")
+    return out
+
+
+def current_note(path: Trajectory) -> str:
+    """Which version the row's published report is now."""
+    if path.current is None:
+        return ("no current report: the row's latest batch was rejected (assertion A'), so it added no version"
+                if path.rejected else "no current report: the row is not published now")
+    if path.versions and path.current == path.versions[-1]["version"]:
+        return "the row's current report is the newest version"
+    if any(v["version"] == path.current for v in path.versions):
+        return "the row's current report is an earlier version (marked): the row was set back to it"
+    return "the row's current report is not in the history (published before it was kept, or its file is damaged)"
