@@ -149,15 +149,16 @@ def cmd_validate(args) -> int:
 def _parse_rows(text: str | None, table, option: str = "--rows") -> list[tuple[int, int]]:
     if not text:
         return table.keys()
+    from boardgen_pipeline.cli_args import parse_row_key, split_row_keys
+
     keys = []
-    for part in text.replace(";", " ").split():
-        try:
-            level, depth = (int(v) for v in part.split(","))
-        except ValueError:
-            raise UserError(f"{option}: {part!r} is not L,D (e.g. {option} 1,0 2,4)") from None
-        if (level, depth) not in table.rows:
-            raise UserError(f"{option}: no row ({level},{depth}) in {table.path}")
-        keys.append((level, depth))
+    for part in split_row_keys(text):
+        key = parse_row_key(part)
+        if key is None:
+            raise UserError(f"{option}: {part!r} is not L,D (e.g. {option} 1,0 2,4)")
+        if key not in table.rows:
+            raise UserError(f"{option}: no row ({key[0]},{key[1]}) in {table.path}")
+        keys.append(key)
     return keys
 
 
@@ -419,7 +420,7 @@ def cmd_history(args) -> int:
     from boardgen_pipeline.warehouse import datasets
 
     root = Path(args.warehouse) if args.warehouse else datasets.default_root()
-    key = parse_row_key(args.row)
+    key = parse_row_key("".join(args.row.split()))
     path = history.of_row(root, key)
     if not path.versions:
         if not (root / history.DATASET).is_dir():

@@ -110,14 +110,11 @@ class _Checker:
         text = self.values.get(dest)
         if not text:
             return
-        for part in str(text).replace(";", " ").split():
-            pieces = part.split(",")
-            try:
-                level, depth = (int(p) for p in pieces)
-            except ValueError:
+        for part in split_row_keys(str(text)):
+            key = parse_row_key(part)
+            if key is None:
                 self.bad(_option(dest), part, "must be row keys L,D separated by spaces, e.g. \"1,0 2,4\"")
-                continue
-            if level < 1 or depth < 0:
+            elif not row_key_in_domain(key):
                 self.bad(_option(dest), part, "a row key L,D has level_index >= 1 and node_depth >= 0")
 
     def row_key(self, dest: str) -> None:
@@ -125,20 +122,30 @@ class _Checker:
         text = self.values.get(dest)
         if text is None:
             return
-        keys = str(text).replace(";", " ").split()
+        keys = split_row_keys(str(text))
+        key = parse_row_key("".join(keys))
         if len(keys) > 1 and all("," in k for k in keys):
             self.bad(_option(dest), text, "must be one row key L,D, e.g. 2,4 (a trajectory is one row's)")
-        elif parse_row_key(str(text)) is None:
+        elif key is None or not row_key_in_domain(key):
             self.bad(_option(dest), text, "must be a row key L,D with level_index >= 1 and node_depth >= 0, e.g. 2,4")
 
 
+def split_row_keys(text: str) -> list[str]:
+    """The row keys of a ``--rows`` / ``--row`` value: separated by spaces (or ``;``)."""
+    return text.replace(";", " ").split()
+
+
 def parse_row_key(text: str) -> tuple[int, int] | None:
-    """The row key ``L,D`` in ``text`` (spaces ignored), or None when it is not one."""
+    """The row key ``L,D`` that ``text`` spells, or None when it spells none."""
     try:
-        level, depth = (int(p) for p in "".join(text.split()).split(","))
+        level, depth = (int(p) for p in text.split(","))
     except ValueError:
         return None
-    return (level, depth) if level >= 1 and depth >= 0 else None
+    return level, depth
+
+
+def row_key_in_domain(key: tuple[int, int]) -> bool:
+    return key[0] >= 1 and key[1] >= 0
 
 
 def _option(dest: str) -> str:

@@ -140,14 +140,10 @@ def _read(root: Path, path: Path, columns: tuple[str, ...]) -> _Facts:
 FACTS = _FileFacts()
 
 
-def _base(root, path: Path) -> Path:
-    """The warehouse a file belongs to (a rejected batch has its own manifest)."""
-    rejected = publish.rejected_root(root)
-    return rejected if path.is_relative_to(rejected) else Path(root)
-
-
-def _facts(root, path: Path, columns: tuple[str, ...]) -> _Facts | None:
-    return FACTS.read(_base(root, path), path, columns)
+def _facts(base, path: Path, columns: tuple[str, ...]) -> _Facts | None:
+    """What ``path`` holds; ``base``: the warehouse whose manifest vouches for
+    it (the warehouse, or its ``_rejected/`` part, which has its own)."""
+    return FACTS.read(Path(base), path, columns)
 
 
 # --- rows: boards and report ------------------------------------------------------------------------------------
@@ -170,7 +166,7 @@ def stored_batch(root, key: tuple[int, int]) -> dict | None:
         if facts is not None and facts.problem is not None:
             return {"damaged": f"{path.relative_to(root)}: {facts.problem}"}
     for base, rejected in ((root, False), (publish.rejected_root(root), True)):
-        facts = _facts(root, datasets.partition_path(base, "boards", key), COLUMNS["boards"])
+        facts = _facts(base, datasets.partition_path(base, "boards", key), COLUMNS["boards"])
         if facts is None:
             continue
         if facts.problem is not None or not facts.columns.get("batch_fingerprint"):
