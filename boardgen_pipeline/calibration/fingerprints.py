@@ -124,8 +124,9 @@ def draws_fingerprint(pools, adventures: int, row_keys) -> str:
 
 
 def inputs_fingerprint(pools, adventures: int, report_fps: dict[tuple[int, int], str]) -> str:
-    """Everything the draws and the figures are built from: the pools' content,
-    the number of simulated adventures and the current row reports. Stored in
-    every record; the table-edit sensor compares it with the one now."""
+    """Everything the stratified figures are built from: the pools' content,
+    the number of simulated adventures and the current row reports (the draws
+    have their own, :func:`draws_fingerprint`). Stored in every record; the
+    table-edit sensor compares it with the one now."""
     text = f"pools={pools_digest(pools)}|adventures={adventures}|reports={reports_fingerprint(report_fps)}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]

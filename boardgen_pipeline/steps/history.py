@@ -125,19 +125,14 @@ def keep(root, key: tuple[int, int], version: dict, now: datetime | None = None)
     nothing when the warehouse holds it already (returns where it was written,
     else None). Publishers of one warehouse write a version one at a time."""
     path = version_path(root, key, version["version"])
-    if _intact(root, path):  # a rerun: the same content is a version already
+    if publish.intact(root, path):  # a rerun: the same content is a version already
         return None
     with _exclusive(Path(root) / DATASET / LOCK):
-        if _intact(root, path):  # another publisher kept it meanwhile
+        if publish.intact(root, path):  # another publisher kept it meanwhile
             return None
         when = now or datetime.now(UTC)
         table = pa.Table.from_pylist([{**version, "published_at": when}], schema=SCHEMA)
         return datasets.write_atomic(table, path, root)
-
-
-def _intact(root, path: Path) -> bool:
-    """Whether ``path`` holds the bytes written there (a damaged one is rewritten)."""
-    return datasets.file_problem(root, path) is None
 
 
 @contextmanager
