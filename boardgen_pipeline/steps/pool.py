@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from boardgen_pipeline.errors import ClusterError
 
-RETRIES = 2  # runs of a row beyond the first after its worker died
+RETRIES = 2  # runs alone of a row whose worker died, the last one killing its worker too
 CONNECT_TIMEOUT_SECONDS = 10
 POLL_SECONDS = 2.0
 WORKERLESS_SECONDS = 60  # a cluster that lost every worker fails the run after this long
@@ -154,52 +154,68 @@ class RowPool:
         return self._executor
 
     def _map_processes(self, fn, items, window) -> Iterator[Outcome]:
+        """A worker that dies breaks the pool and loses every row in it, and
+        which row killed it is unknown. So the rows lost together are
+        *suspects*, run again one at a time on a new pool before any new row:
+        an innocent row then passes, and a row that breaks the pool alone is
+        the culprit; it is tried ``RETRIES`` times alone, then reported failed
+        (the other rows never pay for it)."""
         executor = self._executor or self._start()
-        pending: dict[Future, tuple[object, int]] = {}
-        again: deque[tuple[object, int]] = deque()  # rows lost with a broken pool, run first on the next
+        pending: dict[Future, tuple[object, int, bool]] = {}  # future -> (item, lone deaths, alone)
+        suspects: deque[tuple[object, int]] = deque()
         source = iter(items)
         exhausted = False
         while True:
             broken = []
-            while len(pending) < window and (again or not exhausted):
-                if again:
-                    item, tries = again.popleft()
-                else:
+            if suspects:
+                if not pending:  # a suspect runs alone: if the pool breaks now, it did
+                    item, tries = suspects.popleft()
+                    self._submit(executor, fn, item, tries, True, pending, broken)
+            else:
+                while not exhausted and len(pending) < window:
                     try:
-                        item, tries = next(source), 0
+                        item = next(source)
                     except StopIteration:
                         exhausted = True
                         break
-                try:
-                    pending[executor.submit(fn, item)] = (item, tries)
-                except BrokenProcessPool as exc:  # a worker died while the window was being filled
-                    broken.append((item, tries, exc))
-                    break
+                    if not self._submit(executor, fn, item, 0, False, pending, broken):
+                        break
             if not pending and not broken:
                 return
             done = wait(pending, return_when=FIRST_COMPLETED)[0] if pending and not broken else set()
             for future in done:
-                item, tries = pending.pop(future)
+                item, tries, alone = pending.pop(future)
                 try:
                     yield Outcome(item, future.result())
                 except BrokenProcessPool as exc:
-                    broken.append((item, tries, exc))
+                    broken.append((item, tries, alone, exc))
                 except Exception as exc:
                     yield Outcome(item, error=exc)
             if broken:
-                # A worker died: every row still in the pool is lost with it. Start a new pool and
-                # run them again (a row writes nothing, so a second run is as good as the first).
-                lost = broken + [(item, tries, None) for item, tries in pending.values()]
+                # A row writes nothing, so a second run is as good as the first.
+                lost = broken + [(item, tries, alone, None) for item, tries, alone in pending.values()]
                 pending.clear()
-                self.notes.append(f"a worker process died; {len(lost)} rows in its pool are run again "
-                                  f"({RETRIES} retries a row)")
+                self.notes.append(f"a worker process died; {len(lost)} rows in its pool are run again, one at a "
+                                  f"time ({RETRIES} retries for a row that kills its worker alone)")
                 _close(executor)
                 executor = self._start()
-                for item, tries, exc in lost:
+                for item, tries, alone, exc in lost:
+                    tries += alone
                     if tries >= RETRIES:
                         yield Outcome(item, error=exc or BrokenProcessPool("a worker process died"))
                     else:
-                        again.append((item, tries + 1))
+                        suspects.append((item, tries))
+
+    @staticmethod
+    def _submit(executor, fn, item, tries: int, alone: bool, pending: dict, broken: list) -> bool:
+        """Submit one row; a pool that broke meanwhile refuses it (Python 3.11
+        raises from ``submit``): the row is lost with the pool's other rows."""
+        try:
+            pending[executor.submit(fn, item)] = (item, tries, alone)
+            return True
+        except BrokenProcessPool as exc:
+            broken.append((item, tries, False, exc))
+            return False
 
     def _map_dask(self, fn, items, window) -> Iterator[Outcome]:
         from distributed import wait as dask_wait
