@@ -286,11 +286,15 @@ def waves(rev, known, num, fog, W, H, nb, nbn, widen):
 
 
 @njit(cache=True, error_model="numpy")
-def _enumerate(cells, n, cons_of, ncons_of, cm, can_mine, can_safe, feasible, budget):
-    """Every assignment of mines to ``cells[:n]`` meeting the constraints
-    (``cm[k]`` mines among the component cells of constraint k). Records the
-    feasible mine counts and, per count, whether each cell can be a mine or
-    safe. Returns the nodes used, or -1 when over ``budget``."""
+def enumerate_counts(n, cons_of, ncons_of, cm, count, cell_count, budget):
+    """Every assignment of mines to the ``n`` cells of a component meeting
+    its constraints (``cm[k]`` mines among the component cells of constraint
+    k; ``cons_of[i, :ncons_of[i]]`` the constraints of cell i). Adds, per
+    mine count k, the number of assignments to ``count[k]`` and the number
+    with cell i a mine to ``cell_count[i, k]``. Returns the nodes used, or -1
+    when over ``budget`` (the tables are then incomplete). Partial sums per
+    constraint prune the search: a constraint already over its count, or
+    that can no longer reach it, cuts the branch."""
     ncon = cm.shape[0]
     placed = np.zeros(ncon, np.int32)
     left = np.zeros(ncon, np.int32)
@@ -303,12 +307,10 @@ def _enumerate(cells, n, cons_of, ncons_of, cm, can_mine, can_safe, feasible, bu
     nodes = 0
     while i >= 0:
         if i == n:
-            feasible[mines] = True
+            count[mines] += 1
             for j in range(n):
                 if val[j] == 1:
-                    can_mine[j, mines] = True
-                else:
-                    can_safe[j, mines] = True
+                    cell_count[j, mines] += 1
             i -= 1
             continue
         v = val[i]
@@ -353,16 +355,15 @@ def _convolve(a, b):
 
 
 @njit(cache=True, error_model="numpy")
-def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
-    """One pass of complete logic: open every cell safe in all consistent
-    configurations, mark every cell that is a mine in all of them. Returns
-    ``(cells settled, nodes used)``; nodes is -1 when a component ran over."""
-    nc = W * H
-    cmask = np.zeros(nc, np.int64)
-    cm = np.zeros(nc, np.int32)
-    ccnt = np.zeros(nc, np.int32)
-    _constraints(rev, known, num, fog, W, H, cmask, cm, ccnt)
-    # the frontier: unknown cells next to a constraint
+def frontier_components(rev, known, fog, ccnt, nb, nbn):
+    """The unknown cells next to a constraint (``ccnt[c] > 0``: the
+    frontier) split into components linked through shared constraints.
+    Returns ``(order, starts, ncomp, front, interior)``: component i is
+    ``order[starts[i]:starts[i + 1]]``, in BFS order so each constraint
+    closes soon after it opens (tight pruning); ``front`` marks the
+    frontier; ``interior`` counts the unknown cells off it (fog is known
+    safe, never unknown)."""
+    nc = rev.shape[0]
     comp = np.full(nc, -1, np.int32)
     front = np.zeros(nc, np.uint8)
     for c in range(nc):
@@ -371,14 +372,10 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
                 n = nb[c, k]
                 if rev[n] == 0 and known[n] == 0:
                     front[n] = 1
-    remaining = mines_total
     interior = 0
     for c in range(nc):
-        remaining -= known[c]
         if rev[c] == 0 and known[c] == 0 and fog[c] == 0 and front[c] == 0:
             interior += 1
-    # components: frontier cells linked through a shared constraint, in BFS
-    # order so each constraint closes soon after it opens (tight pruning)
     order = np.empty(nc, np.int32)
     starts = np.zeros(nc + 1, np.int32)
     ncomp = 0
@@ -406,6 +403,52 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
                         total += 1
         ncomp += 1
     starts[ncomp] = total
+    return order, starts, ncomp, front, interior
+
+
+@njit(cache=True, error_model="numpy")
+def component_system(cells, ccnt, cm, nb, nbn, cid):
+    """The constraints of one component (``cells``): ``(cons_of, ncons_of,
+    cm)`` as ``enumerate_counts`` reads them. ``cid`` (-1 everywhere, per
+    cell) is scratch, left as it was found."""
+    n = cells.shape[0]
+    ncon = 0
+    cons_of = np.zeros((n, 8), np.int32)
+    ncons_of = np.zeros(n, np.int32)
+    cmv = np.zeros(8 * n, np.int32)
+    for i in range(n):
+        u = cells[i]
+        for k in range(nbn[u]):
+            c = nb[u, k]
+            if ccnt[c] == 0:
+                continue
+            if cid[c] < 0:
+                cid[c] = ncon
+                cmv[ncon] = cm[c]
+                ncon += 1
+            cons_of[i, ncons_of[i]] = cid[c]
+            ncons_of[i] += 1
+    for i in range(n):
+        u = cells[i]
+        for k in range(nbn[u]):
+            cid[nb[u, k]] = -1
+    return cons_of, ncons_of, cmv[:ncon]
+
+
+@njit(cache=True, error_model="numpy")
+def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
+    """One pass of complete logic: open every cell safe in all consistent
+    configurations, mark every cell that is a mine in all of them. Returns
+    ``(cells settled, nodes used)``; nodes is -1 when a component ran over."""
+    nc = W * H
+    cmask = np.zeros(nc, np.int64)
+    cm = np.zeros(nc, np.int32)
+    ccnt = np.zeros(nc, np.int32)
+    _constraints(rev, known, num, fog, W, H, cmask, cm, ccnt)
+    order, starts, ncomp, front, interior = frontier_components(rev, known, fog, ccnt, nb, nbn)
+    remaining = mines_total
+    for c in range(nc):
+        remaining -= known[c]
     cid = np.full(nc, -1, np.int32)  # constraint cell -> index within its component
     results_feasible = []
     results_mine = []
@@ -413,41 +456,24 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
     nodes_used = 0
     over = False
     for ci in range(ncomp):
-        a, b = starts[ci], starts[ci + 1]
-        n = b - a
-        cells = order[a:b]
-        ncon = 0
-        cons_of = np.zeros((n, 8), np.int32)
-        ncons_of = np.zeros(n, np.int32)
-        cmv = np.zeros(8 * n, np.int32)
-        for i in range(n):
-            u = cells[i]
-            for k in range(nbn[u]):
-                c = nb[u, k]
-                if ccnt[c] == 0:
-                    continue
-                if cid[c] < 0:
-                    cid[c] = ncon
-                    cmv[ncon] = cm[c]
-                    ncon += 1
-                cons_of[i, ncons_of[i]] = cid[c]
-                ncons_of[i] += 1
-        for i in range(n):
-            u = cells[i]
-            for k in range(nbn[u]):
-                cid[nb[u, k]] = -1
-        feasible = np.zeros(n + 1, np.bool_)
-        can_mine = np.zeros((n, n + 1), np.bool_)
-        can_safe = np.zeros((n, n + 1), np.bool_)
-        used = _enumerate(cells, n, cons_of, ncons_of, cmv[:ncon], can_mine, can_safe, feasible,
-                          budget - nodes_used)
+        cells = order[starts[ci]:starts[ci + 1]]
+        n = cells.shape[0]
+        cons_of, ncons_of, cmv = component_system(cells, ccnt, cm, nb, nbn, cid)
+        count = np.zeros(n + 1, np.int64)
+        cell_count = np.zeros((n, n + 1), np.int64)
+        used = enumerate_counts(n, cons_of, ncons_of, cmv, count, cell_count, budget - nodes_used)
+        feasible = np.ones(n + 1, np.bool_)  # undecided (over budget): every count, every cell either way
+        can_mine = np.ones((n, n + 1), np.bool_)
+        can_safe = np.ones((n, n + 1), np.bool_)
         if used < 0:
             over = True
-            feasible[:] = True  # undecided: every count, every cell either way
-            can_mine[:, :] = True
-            can_safe[:, :] = True
         else:
             nodes_used += used
+            for k in range(n + 1):
+                feasible[k] = count[k] > 0
+                for i in range(n):
+                    can_mine[i, k] = cell_count[i, k] > 0
+                    can_safe[i, k] = cell_count[i, k] < count[k]
         results_feasible.append(feasible)
         results_mine.append(can_mine)
         results_safe.append(can_safe)
