@@ -220,8 +220,10 @@ class Tables(NamedTuple):
 
 def _arrays(p: Position) -> tuple:
     nb, nbn = neighbour_arrays(p.width, p.height)
-    return (np.array(p.revealed, np.uint8), np.ascontiguousarray(p.known_mines, np.uint8),
-            np.ascontiguousarray(p.numbers, np.int32), np.ascontiguousarray(p.fog, np.uint8), p.width, p.height, nb, nbn)
+    # copies: ``tables`` opens seen fog in its ``rev``, and numba would
+    # compile a read-only input as another type
+    return (np.array(p.revealed, np.uint8), np.array(p.known_mines, np.uint8), np.array(p.numbers, np.int32),
+            np.array(p.fog, np.uint8), p.width, p.height, nb, nbn)
 
 
 def enumerate_position(p: Position, budget: int = NODE_BUDGET) -> Tables:
