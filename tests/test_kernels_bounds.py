@@ -98,11 +98,12 @@ FUZZ = textwrap.dedent("""
     import numpy as np
     from numba import config
     assert config.BOUNDSCHECK, "the fuzz must run with NUMBA_BOUNDSCHECK=1"
+    from boardgen_pipeline.board import player, probability
     from boardgen_pipeline.board.generator import generate_batch_from_row, generate_from_row
     from boardgen_pipeline.board.rng import derive_at
     from boardgen_pipeline.tables.board_gen import BoardGenRow
     rng = np.random.default_rng(int(sys.argv[1]))
-    seen = {"cases": 0, "boards": 0, "exits": set()}
+    seen = {"cases": 0, "boards": 0, "exits": set(), "played": 0, "positions": 0}
     # 58 and 59 wide: the widest board the closure's bit rows hold, and one more
     sizes = [(1, 1, 1), (1, 7, 1), (2, 2, 1), (3, 3, 3), (4, 9, 3), (9, 4, 1), (7, 7, 5), (58, 5, 3), (59, 5, 3),
              (65, 3, 3), (30, 16, 3)]
@@ -123,6 +124,18 @@ FUZZ = textwrap.dedent("""
                 assert len(board.mines) == w * h and 1 <= m["attempts_used"] <= budget
                 seen["exits"].add(m["exit"])
                 seen["boards"] += 1
+            # the perfect player and the probability engine on the same boards
+            # (issue 30), with a node budget of none, a little, the default
+            mines = np.stack([np.frombuffer(b.mines, np.uint8) for b, _ in outs])
+            fog = np.zeros_like(mines)
+            for i, (b, _) in enumerate(outs):
+                fog[i, list(b.fog)] = 1
+            nodes = (0, 50, probability.NODE_BUDGET)[seen["cases"] % 3]
+            seen["played"] += len(player.play_batch(w, h, spawn, mines, fog, budget=nodes)["won"])
+            p = player.position_at_guess(outs[0][0], 0, budget=nodes)
+            if p is not None:
+                probability.probabilities(p, budget=nodes)
+                seen["positions"] += 1
             seen["cases"] += 1
     seen["exits"] = sorted(seen["exits"])
     print(json.dumps(seen))
@@ -154,4 +167,5 @@ def test_fuzz_the_kernels_under_numba_boundscheck(request, tmp_path):
     seen = json.loads(stdout.strip().splitlines()[-1])
     assert seen["cases"] == 19 * 4
     assert seen["boards"] == 19 * 4 * 4
+    assert seen["played"] == seen["boards"] and seen["positions"] > 0
     assert set(seen["exits"]) == {"passed", "best_legal", "least_bad"}

@@ -107,3 +107,47 @@ def test_the_scan_leaves_the_rest_alone(source):
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(REPO)))
 def test_no_global_random_state(path: Path):
     assert offences(ast.parse(path.read_text(encoding="utf-8"))) == []
+
+
+# Benchmarks may draw layouts (issue 30: standard boards for the win-rate
+# sweep), but only from a generator they seed: numpy's Generator over a
+# PCG64 built from an explicit seed, nothing global and nothing unseeded.
+BENCHMARKS = sorted(REPO.glob("benchmarks/*.py"))
+SEEDED = {"Generator", "PCG64"}
+
+
+def benchmark_offences(tree: ast.AST) -> list[str]:
+    found = [f for f in offences(tree) if not f.endswith(".random")]
+    numpy_names = _numpy_names(tree)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                and isinstance(node.value.value, ast.Name) and node.value.value.id in numpy_names
+                and node.value.attr == "random" and node.attr not in SEEDED):
+            found.append(f"{node.value.value.id}.random.{node.attr}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in numpy_names \
+                and node.attr == "random":
+            continue  # <numpy>.random itself: what it reaches is checked above
+        elif isinstance(node, ast.Call) and _call_name(node) == "PCG64" and not (node.args or node.keywords):
+            found.append("PCG64() without a seed")
+        elif isinstance(node, ast.Call) and _call_name(node) == "Generator" and not (
+                node.args and isinstance(node.args[0], ast.Call) and _call_name(node.args[0]) == "PCG64"):
+            found.append("Generator without a PCG64")
+    return found
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("import numpy as np\ng = np.random.Generator(np.random.PCG64(7))", []),
+    ("import numpy as np\ng = np.random.default_rng(7)", ["np.random.default_rng"]),
+    ("import numpy as np\nx = np.random.rand(3)", ["np.random.rand"]),
+    ("import numpy as np\ng = np.random.Generator(np.random.PCG64())", ["PCG64() without a seed"]),
+    ("import numpy as np\ng = np.random.Generator(np.random.MT19937(1))",
+     ["Generator without a PCG64", "np.random.MT19937"]),
+    ("import random", ["import random"]),
+])
+def test_the_benchmark_scan(source, expected):
+    assert benchmark_offences(ast.parse(source)) == expected
+
+
+@pytest.mark.parametrize("path", BENCHMARKS, ids=lambda p: str(p.relative_to(REPO)))
+def test_benchmarks_draw_only_from_seeded_generators(path: Path):
+    assert benchmark_offences(ast.parse(path.read_text(encoding="utf-8"))) == []

@@ -7,6 +7,7 @@ and the node budget: a position over it claims nothing."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from fractions import Fraction
 
@@ -225,8 +226,14 @@ def board_positions(per_row: int, fog_rows: bool):
     return out
 
 
-FOG_FREE = board_positions(50, fog_rows=False)
-WITH_FOG = board_positions(8, fog_rows=True)
+@functools.cache
+def fog_free() -> list[pr.Position]:
+    return board_positions(50, fog_rows=False)
+
+
+@functools.cache
+def with_fog() -> list[pr.Position]:
+    return board_positions(8, fog_rows=True)
 
 
 def game_board(p: pr.Position) -> list[list[int]]:
@@ -243,7 +250,7 @@ def test_hundreds_of_real_positions_agree_with_ms_toollib():
     # are compared. It has no fog (its "known safe" code 12 is reset by its
     # own marking), so the positions come from the rows without fog.
     compared = 0
-    for p in FOG_FREE:
+    for p in fog_free():
         t = pr.enumerate_position(p)
         if max((len(c) for c in t.components), default=0) > 40:
             continue
@@ -257,7 +264,7 @@ def test_hundreds_of_real_positions_agree_with_ms_toollib():
 
 
 def test_the_compiled_combination_equals_the_python_one():
-    for p in FOG_FREE + WITH_FOG:
+    for p in fog_free() + with_fog():
         t = pr.enumerate_position(p)
         total, comp_weights, inner = pr.combine_exact(t)
         ctotal, cweights, cinner = compiled(p)
@@ -268,7 +275,7 @@ def test_the_compiled_combination_equals_the_python_one():
 
 def test_every_weight_sums_to_the_mines_times_the_layouts():
     # each layout counted holds exactly r unknown mines
-    for p in FOG_FREE + WITH_FOG:
+    for p in fog_free() + with_fog():
         r = pr.probabilities(p)
         unknown = r.frontier + r.interior
         assert sum(r.weights[c] for c in unknown) == (p.mines_total - int(p.known_mines.sum())) * r.total

@@ -138,6 +138,19 @@ def _open(c, rev, num, fog, nb, nbn, queue, act, nact):
     return nact
 
 
+@njit(cache=True, error_model="numpy")
+def open_seen_fog(rev, num, fog, nb, nbn, queue, act, nact):
+    """Open every fog cell next to an opened cell (fog is known safe, seed
+    001 F1 (b)), and the fog next to those; returns the new ``nact``."""
+    for c in range(rev.shape[0]):
+        if rev[c]:
+            for k in range(nbn[c]):
+                n = nb[c, k]
+                if fog[n] == 1 and rev[n] == 0:
+                    nact = _open(n, rev, num, fog, nb, nbn, queue, act, nact)
+    return nact
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def _constraint(c, rev, known, num, W, H):
     """``(mask, m, count)`` of revealed numbered cell ``c``: its unknown
@@ -205,12 +218,7 @@ def waves(rev, known, num, fog, W, H, nb, nbn, widen):
         if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
             act[nact] = c
             nact += 1
-    for c in range(nc):
-        if rev[c]:
-            for k in range(nbn[c]):
-                n = nb[c, k]
-                if fog[n] == 1 and rev[n] == 0:
-                    nact = _open(n, rev, num, fog, nb, nbn, queue, act, nact)
+    nact = open_seen_fog(rev, num, fog, nb, nbn, queue, act, nact)
     rounds = 0
     subset = 0
     last_rounds = 0
@@ -436,6 +444,17 @@ def component_system(cells, ccnt, cm, nb, nbn, cid):
 
 
 @njit(cache=True, error_model="numpy")
+def component_counts(cells, ccnt, cm, nb, nbn, cid, budget):
+    """``enumerate_counts`` of one component: ``(count, cell_count, nodes
+    used or -1 over budget)``."""
+    n = cells.shape[0]
+    cons_of, ncons_of, cmv = component_system(cells, ccnt, cm, nb, nbn, cid)
+    count = np.zeros(n + 1, np.int64)
+    cell_count = np.zeros((n, n + 1), np.int64)
+    return count, cell_count, enumerate_counts(n, cons_of, ncons_of, cmv, count, cell_count, budget)
+
+
+@njit(cache=True, error_model="numpy")
 def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
     """One pass of complete logic: open every cell safe in all consistent
     configurations, mark every cell that is a mine in all of them. Returns
@@ -458,10 +477,7 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
     for ci in range(ncomp):
         cells = order[starts[ci]:starts[ci + 1]]
         n = cells.shape[0]
-        cons_of, ncons_of, cmv = component_system(cells, ccnt, cm, nb, nbn, cid)
-        count = np.zeros(n + 1, np.int64)
-        cell_count = np.zeros((n, n + 1), np.int64)
-        used = enumerate_counts(n, cons_of, ncons_of, cmv, count, cell_count, budget - nodes_used)
+        count, cell_count, used = component_counts(cells, ccnt, cm, nb, nbn, cid, budget - nodes_used)
         feasible = np.ones(n + 1, np.bool_)  # undecided (over budget): every count, every cell either way
         can_mine = np.ones((n, n + 1), np.bool_)
         can_safe = np.ones((n, n + 1), np.bool_)
@@ -616,19 +632,29 @@ def _spawn_open(spawn, rev, num, fog, nb, nbn):
 
 
 @njit(cache=True, error_model="numpy")
-def _figures(mines, fog, spawn, W, H, nb, nbn, widen, budget, out):
-    nc = W * H
-    num = np.zeros(nc, np.int32)
+def r0_state(mines, fog, spawn, nb, nbn, num, rev, known):
+    """A board's numbers into ``num`` and R0 into ``rev`` (``known``
+    cleared); returns ``(|S|, whether the board has fog)``."""
     safe = numbers_of(mines, nb, nbn, num)
-    out[0], out[1] = bbbv_openings(mines, num, nb, nbn)
-    rev = np.zeros(nc, np.uint8)
-    known = np.zeros(nc, np.uint8)
+    rev[:] = 0
+    known[:] = 0
     _spawn_open(spawn, rev, num, fog, nb, nbn)
     has_fog = False
-    for c in range(nc):
+    for c in range(fog.shape[0]):
         if fog[c]:
             has_fog = True
             break
+    return safe, has_fog
+
+
+@njit(cache=True, error_model="numpy")
+def _figures(mines, fog, spawn, W, H, nb, nbn, widen, budget, out):
+    nc = W * H
+    num = np.zeros(nc, np.int32)
+    rev = np.zeros(nc, np.uint8)
+    known = np.zeros(nc, np.uint8)
+    safe, has_fog = r0_state(mines, fog, spawn, nb, nbn, num, rev, known)
+    out[0], out[1] = bbbv_openings(mines, num, nb, nbn)
     # the waves on bit rows when the board fits them (issue 16): the same
     # waves, counts and fixed point as the cell version
     bits = np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64)

@@ -54,7 +54,7 @@ from numba import njit
 
 from boardgen_pipeline.board import limbs
 from boardgen_pipeline.board.closure_rows import BITS_ROWS, PAD
-from boardgen_pipeline.board.difficulty import _WIDEN, NODE_BUDGET, _arrays, _close, _open, _spawn_open, full_logic
+from boardgen_pipeline.board.difficulty import _WIDEN, NODE_BUDGET, _arrays, _close, _open, full_logic, r0_state
 from boardgen_pipeline.board.kernels import check_board, numbers_of
 from boardgen_pipeline.board.probability import INTERIOR, MAX_BUDGET, Position, combine, tables
 
@@ -99,19 +99,11 @@ def play_board(b, mines, fog, spawn, W, H, nb, nbn, widen, budget, L, stop_at, r
     ``(guesses, ng)``."""
     nc = W * H
     num = np.zeros(nc, np.int32)
-    safe = numbers_of(mines, nb, nbn, num)
+    safe, has_fog = r0_state(mines, fog, spawn, nb, nbn, num, rev, known)
     total_mines = nc - safe
-    rev[:] = 0
-    known[:] = 0
     out[:] = 0
     out[OUT_OPEN_AT_FIRST] = -1
     out[OUT_SAFE] = safe
-    _spawn_open(spawn, rev, num, fog, nb, nbn)
-    has_fog = False
-    for c in range(nc):
-        if fog[c]:
-            has_fog = True
-            break
     bits = np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64)
     queue = np.empty(nc, np.int32)
     act = np.empty(nc, np.int32)

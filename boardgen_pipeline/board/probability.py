@@ -22,7 +22,7 @@ counts instead of yes/no):
   (``difficulty.frontier_components``); the other unknown cells are the
   *interior*: no number touches them, so they are interchangeable;
 - each component's consistent assignments are enumerated by backtracking
-  (``difficulty.enumerate_counts``, compiled, ``int64`` counts): per mine
+  (``difficulty.component_counts``, compiled, ``int64`` counts): per mine
   count k, the number of assignments ``count[k]`` and per cell the number
   with that cell a mine;
 - the global mine count couples the components and the interior: one
@@ -66,7 +66,7 @@ import numpy as np
 from numba import njit
 
 from boardgen_pipeline.board import limbs
-from boardgen_pipeline.board.difficulty import NODE_BUDGET, _constraint, _open, component_system, enumerate_counts
+from boardgen_pipeline.board.difficulty import NODE_BUDGET, _constraint, component_counts, open_seen_fog
 from boardgen_pipeline.board.difficulty import frontier_components as _frontier_components
 from boardgen_pipeline.board.geometry import neighbour_arrays
 from boardgen_pipeline.board.kernels import MAX_SIDE
@@ -154,14 +154,7 @@ def tables(rev, known, num, fog, W, H, nb, nbn, budget):
     count ``cell_counts[moff[i] + j * (n_i + 1) + k]``; ``over`` components
     did not fit the node budget (their tables are zero)."""
     nc = W * H
-    queue = np.empty(nc, np.int32)
-    act = np.empty(nc, np.int32)
-    for c in range(nc):
-        if rev[c]:
-            for k in range(nbn[c]):
-                n = nb[c, k]
-                if fog[n] == 1 and rev[n] == 0:
-                    _open(n, rev, num, fog, nb, nbn, queue, act, 0)
+    open_seen_fog(rev, num, fog, nb, nbn, np.empty(nc, np.int32), np.empty(nc, np.int32), 0)
     cm = np.zeros(nc, np.int32)
     ccnt = np.zeros(nc, np.int32)
     for c in range(nc):
@@ -188,12 +181,8 @@ def tables(rev, known, num, fog, W, H, nb, nbn, budget):
     nodes = 0
     over = 0
     for i in range(ncomp):
-        cells = order[starts[i]:starts[i + 1]]
-        n = cells.shape[0]
-        cons_of, ncons_of, cmv = component_system(cells, ccnt, cm, nb, nbn, cid)
-        count = np.zeros(n + 1, np.int64)
-        cell_count = np.zeros((n, n + 1), np.int64)
-        used = enumerate_counts(n, cons_of, ncons_of, cmv, count, cell_count, budget - nodes)
+        count, cell_count, used = component_counts(order[starts[i]:starts[i + 1]], ccnt, cm, nb, nbn, cid,
+                                                   budget - nodes)
         if used < 0:
             over += 1
             continue
