@@ -159,6 +159,8 @@ def test_boards_the_kernel_cannot_play_are_refused(layout, message):
         player.play_batch(5, 5, 3, mines[:, :20], fog[:, :20])
     with pytest.raises(ValueError, match="budget"):
         player.play_batch(5, 5, 3, mines, fog, budget=-1)
+    with pytest.raises(ValueError, match="one value a board"):
+        player.play_batch(5, 5, 3, np.zeros((2, 25), np.uint8), revealed=[3], safe_count=[3, 4])
 
 
 GAMES_SCRIPT = """

@@ -280,6 +280,9 @@ def play_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, fog:
     nb, nbn, spawn = _arrays(width, height, spawn_side)
     _check_batch(width, height, spawn_side, mines, fog, spawn, budget)
     boards = mines.shape[0]
+    for name, column in (("revealed", revealed), ("safe_count", safe_count), ("solvable", solvable)):
+        if column is not None and np.shape(column) != (boards,):
+            raise ValueError(f"{name} must hold one value a board ({boards}), got shape {np.shape(column)}")
     todo = np.ones(boards, np.uint8)
     if revealed is not None and safe_count is not None:
         todo &= np.asarray(revealed) != np.asarray(safe_count)
