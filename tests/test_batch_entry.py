@@ -161,11 +161,13 @@ def test_compiled_fog_step_equals_the_reference(step):
                         ratio)
         st = np.array([state], np.uint64)
         dr = np.zeros(1, np.int64)
-        fog = np.ones(w * h, np.uint8)  # whatever was there before is overwritten
-        args = (st, dr, mines, ws.num, r0, ws.nb, ws.nbn, w, h, regions, round_half_up(ratio * w * h), ws.allowed,
-                fog, ws.wcount, ws.comp, ws.buf, ws.region, ws.mark)
-        nfog, placed = kernels.place_fog(*args) if step == "cells" else kernels.fog_step(*args, ws.bits)
-        assert tuple(np.flatnonzero(fog).tolist()) == ref.cells, i
+        ws.mines[:] = mines
+        ws.fog[:] = 1  # whatever was there before is overwritten
+        ws.fog_scratch.r0[:] = r0
+        rule = kernels.FogRule(regions=regions, aim=round_half_up(ratio * w * h))
+        step_kernel = kernels.place_fog if step == "cells" else kernels.fog_step
+        nfog, placed = step_kernel(st, dr, ws.grid, ws.scratch, ws.fog_scratch, rule)
+        assert tuple(np.flatnonzero(ws.fog).tolist()) == ref.cells, i
         assert (nfog, placed) == (len(ref.cells), ref.regions_placed), i
         assert (int(st[0]), int(dr[0])) == (ref_stream.state, ref_stream.draws), i
         rolled_back += ref.shortfall > 0 and ref.regions_placed > 0
@@ -181,5 +183,6 @@ def test_word_row_unreachable_count_equals_the_bfs():
         mines[ws.centre] = 0
         safe = int((mines == 0).sum())
         bfs = kernels.unreachable_safe(mines, ws.nb, ws.nbn, ws.centre, safe, ws.seen, ws.queue)
-        words = kernels.unreachable_count(mines, w, h, ws.nb, ws.nbn, ws.centre, safe, ws.seen, ws.queue, ws.rows)
+        ws.mines[:] = mines
+        words = kernels.unreachable_count(ws.grid, ws.scratch, safe)
         assert words == bfs

@@ -5,21 +5,21 @@
 fact is true of the board), ``kernels.closure_cells`` through the numbers;
 both must give the same R∞ and the same proven mines on every layout, with
 and without fog, with the subset rule and without it, and hand back to the
-cell closure when the rows cannot hold the board."""
+cell closure when the rows cannot hold the board. The word operations the
+rows stand on (``bitops``) are held to Python's integers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
-from boardgen_pipeline.board import closure_rows, difficulty, kernels
-from boardgen_pipeline.board.geometry import neighbour_arrays
-from boardgen_pipeline.board.solver import spawn_square
+from boardgen_pipeline.board import bitops, closure_rows, difficulty, kernels
+from boardgen_pipeline.board.workspace import Workspace
 
 
 def _workspace(width, height, spawn_side):
-    return kernels.Workspace(width, height, spawn_square(width, height, spawn_side), (),
-                             *neighbour_arrays(width, height))
+    return Workspace.for_board(width, height, spawn_side)
 
 
 def _both(ws, mines, fog, use_subset, bits=None):
@@ -30,15 +30,11 @@ def _both(ws, mines, fog, use_subset, bits=None):
     kernels.numbers_of(mines, ws.nb, ws.nbn, ws.num)
     rev = np.zeros(W * H, np.uint8)
     kernels.flood(ws.spawn, ws.spawn.shape[0], rev, ws.num, fog, ws.nb, ws.nbn, ws.queue)
-    cells_rev, cells_known = rev.copy(), np.zeros(W * H, np.uint8)
-    kernels.closure_cells(cells_rev, cells_known, ws.num, fog, has_fog, use_subset, W, H, ws.nb, ws.nbn, kernels.WIDEN,
-                          kernels.PARTNERS, kernels.PARTNER_COUNT, ws.stack, ws.inq, ws.fq, ws.queue, ws.cmask, ws.cm,
-                          ws.ccnt)
-    rows_rev, rows_known = rev.copy(), np.zeros(W * H, np.uint8)
-    counts = kernels.closure(rows_rev, rows_known, ws.num, fog, mines, has_fog, use_subset, W, H, ws.nb, ws.nbn,
-                             kernels.WIDEN, ws.stack, ws.inq, ws.fq, ws.queue, ws.cmask, ws.cm, ws.ccnt,
-                             ws.bits if bits is None else bits, True)
-    return (cells_rev, cells_known), (rows_rev, rows_known), counts
+    cells = ws.scratch._replace(rev=rev.copy(), known=np.zeros(W * H, np.uint8), mines=mines, fog=fog)
+    kernels.closure_cells(ws.grid, cells, has_fog, use_subset)
+    rows = cells._replace(rev=rev.copy(), known=np.zeros(W * H, np.uint8), bits=ws.bits if bits is None else bits)
+    counts = kernels.closure(ws.grid, rows, has_fog, use_subset, True)
+    return (cells.rev, cells.known), (rows.rev, rows.known), counts
 
 
 @pytest.mark.parametrize("width,height,spawn_side", [(30, 16, 3), (10, 10, 3), (9, 9, 3), (3, 3, 1), (1, 9, 1),
@@ -138,3 +134,25 @@ def test_waves_on_rows_count_the_waves_of_the_cell_version(width, height):
         assert np.array_equal(rev, rows_rev) and np.array_equal(known, rows_known), f"board {i}"
         with_subset += cells[1] > 0
     assert with_subset > 10  # subset waves were exercised
+
+
+@njit(cache=False)
+def _bit_ops(values, tz, pc):
+    for i in range(values.shape[0]):
+        tz[i] = bitops.trailing_zeros(values[i])
+        pc[i] = bitops.popcount(values[i])
+
+
+def test_the_word_operations_of_the_rows():
+    # issue 29: trailing_zeros is LLVM's cttz through numba's public
+    # intrinsic API; defined for 0 (the word's width), like the numba
+    # internal it replaces
+    rng = np.random.default_rng(3)
+    values = np.concatenate([np.array([0, 1, 2, 3, 1 << 63, (1 << 64) - 1], np.uint64),
+                             rng.integers(0, 2**64, 200, dtype=np.uint64),
+                             np.uint64(1) << rng.integers(0, 64, 64).astype(np.uint64)])
+    tz, pc = np.zeros(values.shape[0], np.int64), np.zeros(values.shape[0], np.int64)
+    _bit_ops(values, tz, pc)
+    ints = [int(v) for v in values]
+    assert tz.tolist() == [(v & -v).bit_length() - 1 if v else 64 for v in ints]
+    assert pc.tolist() == [bin(v).count("1") for v in ints]

@@ -54,8 +54,9 @@ import numpy as np
 import pytest
 
 from boardgen_pipeline.board import fog, kernels
-from boardgen_pipeline.board.geometry import neighbour_arrays, neighbour_table, parse_layout
+from boardgen_pipeline.board.geometry import neighbour_table, parse_layout
 from boardgen_pipeline.board.solver import reveal_r0
+from boardgen_pipeline.board.workspace import Workspace
 
 LAYOUT = "..*....../.f*...f../.f*....*f/..*....../..*.....*"
 W, H = 9, 5
@@ -111,13 +112,15 @@ def test_the_reference_fog_budget(board):
 
 def test_the_compiled_fog_budget(board):
     mines, numbers = board
-    nb, nbn = neighbour_arrays(W, H)
+    ws = Workspace.for_board(W, H, 3)
     as_mask = lambda s: np.array([1 if c in s else 0 for c in range(W * H)], np.uint8)  # noqa: E731
-    chain = np.zeros(W * H, np.uint8)
-    unpaid, paid = kernels.fog_budget(np.frombuffer(bytes(mines), np.uint8), np.array(numbers, np.int32),
-                                      as_mask(R0), as_mask(FOG), nb, nbn, chain)
+    ws.mines[:] = np.frombuffer(bytes(mines), np.uint8)
+    ws.num[:] = numbers
+    ws.fog[:] = as_mask(FOG)
+    ws.fog_scratch.r0[:] = as_mask(R0)
+    unpaid, paid = kernels.fog_budget(ws.grid, ws.scratch, ws.fog_scratch)
     assert (unpaid, paid) == (1, 2)
-    assert set(np.flatnonzero(chain).tolist()) == CHAIN0  # the kernel's Chain0, left in its scratch array
+    assert set(np.flatnonzero(ws.chain).tolist()) == CHAIN0  # the kernel's Chain0, left in its scratch array
 
 
 def test_no_fog_outside_chain0_costs_nothing_and_the_ratio_never_divides_by_zero(board):

@@ -74,23 +74,42 @@ def test_every_mine_density_up_to_all_candidates_is_accepted():
 
 def test_kernels_refuse_arguments_that_do_not_fit_their_arrays():
     ws = _WORKSPACES.get(6, 6, 3)
-    st, dr, out = np.zeros(1, np.uint64), np.zeros(1, np.int64), np.zeros(kernels.OUT_SIZE, np.int64)
-    a_state, log = np.zeros(4, np.uint64), np.zeros((4, kernels.LOG_SIZE), np.int64)
+    st, dr = np.zeros(1, np.uint64), np.zeros(1, np.int64)
+    attempts = kernels.Attempts(state=np.zeros(4, np.uint64), log=np.zeros((4, kernels.LOG_SIZE), np.int64),
+                                summary=np.zeros(kernels.OUT_SIZE, np.int64))
+    no_fog = kernels.FogRule(regions=0, aim=0)
 
-    def call(n, budget, width=6):
-        kernels.run_board(st, dr, ws.cand, ws.spawn, n, width, 6, 1, 1, 36, budget, 1, 1, np.zeros(2, np.int64),
-                          *ws._scratch(), a_state, log, out)
+    def call(n, budget, grid=ws.grid, scratch=ws.scratch, fog_scratch=ws.fog_scratch, log=attempts):
+        plan = kernels.Plan(mines_target=n, shave=1, min_safe=1, r0_cap=36, budget=budget, target_num=1,
+                            target_den=1)
+        kernels.run_board(st, dr, grid, plan, no_fog, scratch, fog_scratch, log)
 
     with pytest.raises(ValueError, match="mine count"):
         call(28, 2)  # 27 candidate cells
     with pytest.raises(ValueError, match="attempt budget"):
         call(5, 5)  # the log holds 4 attempts
+    with pytest.raises(ValueError, match="attempt budget"):
+        call(5, 2, log=attempts._replace(log=np.zeros((4, kernels.LOG_SIZE - 1), np.int64)))
     with pytest.raises(ValueError, match="board size"):
-        call(5, 2, width=7)
+        call(5, 2, grid=ws.grid._replace(width=7))
+    # every scratch array is checked, not only the board's: a short one
+    # would be written past its end
+    for name in kernels.Scratch._fields:
+        if name not in ("rows", "bits"):  # their users fall back to the cells when they are short
+            need = ws.cand.shape[0] if name == "work" else 36  # the shuffle holds the candidates
+            short = np.zeros(need - 1, getattr(ws.scratch, name).dtype)
+            with pytest.raises(ValueError, match="board size"):
+                call(5, 2, scratch=ws.scratch._replace(**{name: short}))
+    for name in kernels.FogScratch._fields:
+        short = np.zeros(getattr(ws.fog_scratch, name).shape[0] - 1, getattr(ws.fog_scratch, name).dtype)
+        with pytest.raises(ValueError, match="board size"):
+            call(5, 2, fog_scratch=ws.fog_scratch._replace(**{name: short}))
+    with pytest.raises(ValueError, match="lie on the board"):
+        call(5, 2, grid=ws.grid._replace(cand=ws.grid.cand + 9))
     with pytest.raises(ValueError, match="mines do not fit"):
         ws.place(0, 28, 1)
     call(5, 4)
-    assert 1 <= out[kernels.OUT_RAN] <= 4
+    assert 1 <= attempts.summary[kernels.OUT_RAN] <= 4
 
 
 FUZZ = textwrap.dedent("""

@@ -6,9 +6,10 @@ fog, F1-F5; SPEC 2, 5, 6).
 - ``geometry``: cells, the spawn square, layouts (SPEC 2.1, 2.6);
 - ``placement``: place then shave (SPEC 2.2), readable reference;
 - ``solver``: R0 and R∞ under ``single_subset`` (SPEC 2.3), readable reference;
-- ``kernels``: the compiled twins of placement and solver, and the
-  :class:`~boardgen_pipeline.board.kernels.Workspace` that carries their
-  scratch arrays;
+- ``kernels``: the compiled twins of placement and solver, and the named
+  tuples they take their arrays in;
+- ``workspace``: the :class:`~boardgen_pipeline.board.workspace.Workspace`
+  that builds those tuples for one board size and calls the kernels;
 - ``fog``: fog placement and the fog budget (SPEC 5);
 - ``generator``: the attempt loop and its three exits (SPEC 2.4-2.5);
 - ``measure``: the measure entry point (seed 001 AC-8);

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, uint64
-from numba.cpython.unsafe.numbers import trailing_zeros
+
+from boardgen_pipeline.board.bitops import popcount, trailing_zeros
 
 PAD = 3
 MAX_WIDTH = 64 - 2 * PAD
@@ -239,15 +240,6 @@ def _open_new(bits, H):
 
 
 @njit(cache=True, error_model="numpy")
-def _popcount(v):
-    n = 0
-    while v:
-        v &= v - _ONE
-        n += 1
-    return n
-
-
-@njit(cache=True, error_model="numpy")
 def waves_rows(bits, has_fog, H):
     """``difficulty.waves`` on rows filled by ``load_rows`` (in place):
     returns ``(solve_rounds, subset_steps)``, both counted up to the last
@@ -297,7 +289,7 @@ def waves_rows(bits, has_fog, H):
             safe = bits[B_SAFE_MARK, p]
             mines = bits[B_MINE_MARK, p]
             if by_subset:
-                subset += _popcount(safe | mines)
+                subset += popcount(safe | mines)
             bits[B_KNOWN, p] |= mines
             bits[B_REV, p] |= safe
             bits[B_NEW, p] = safe
@@ -387,9 +379,9 @@ def count_rows(bits, H):
     in_fog = 0
     known = 0
     for p in range(PAD, H + PAD):
-        revealed += _popcount(bits[B_REV, p])
-        in_fog += _popcount(bits[B_REV, p] & bits[B_FOG, p])
-        known += _popcount(bits[B_KNOWN, p])
+        revealed += popcount(bits[B_REV, p])
+        in_fog += popcount(bits[B_REV, p] & bits[B_FOG, p])
+        known += popcount(bits[B_KNOWN, p])
     return revealed, in_fog, known
 
 

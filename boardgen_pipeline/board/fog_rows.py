@@ -22,9 +22,9 @@ reaches 8 and rebuilt after a roll-back (windows only lose fog then).
 from __future__ import annotations
 
 from numba import njit, uint64
-from numba.cpython.unsafe.numbers import trailing_zeros
 
-from boardgen_pipeline.board.closure_rows import BITS_ROWS, MAX_WIDTH, PAD, _around, _popcount, _wide, row_of
+from boardgen_pipeline.board.bitops import popcount, trailing_zeros
+from boardgen_pipeline.board.closure_rows import BITS_ROWS, MAX_WIDTH, PAD, _around, _wide, row_of
 from boardgen_pipeline.board.rng_kernels import below
 
 # rows of the shared scratch ``bits`` after the closure's
@@ -63,7 +63,7 @@ def _pick(bits, k, row, H, W):
     """The cell of the ``k``-th set bit (from 0) of rows ``row``, row-major."""
     for p in range(PAD, H + PAD):
         v = bits[row, p]
-        n = _popcount(v)
+        n = popcount(v)
         if k < n:
             for _ in range(k):
                 v &= v - _ONE
@@ -162,7 +162,7 @@ def _holding(bits, size, H):
             lo, hi = _component(bits, p, v & (~v + _ONE), H)
             n = 0
             for q in range(lo, hi + 1):
-                n += _popcount(bits[F_COMP, q])
+                n += popcount(bits[F_COMP, q])
             for q in range(lo, hi + 1):
                 c = bits[F_COMP, q]
                 bits[F_REST, q] &= ~c
@@ -172,9 +172,19 @@ def _holding(bits, size, H):
 
 
 @njit(cache=True, error_model="numpy")
-def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcount, region, bits):
-    """``kernels.place_fog`` on rows. Returns ``(fog cells, regions placed)``,
-    or ``(-1, 0)`` without drawing when the rows cannot hold the board."""
+def place_fog_rows(st, draws, g, s, f, rule):
+    """``kernels.place_fog`` on rows, over the same named tuples (``g`` a
+    ``kernels.Grid``, ``s`` its ``Scratch``, ``f`` its ``FogScratch``,
+    ``rule`` a ``FogRule``). Returns ``(fog cells, regions placed)``, or
+    ``(-1, 0)`` without drawing when the rows cannot hold the board."""
+    W = g.width
+    H = g.height
+    mines = s.mines
+    fog = s.fog
+    bits = s.bits
+    wcount = f.wcount
+    region = f.region
+    region_count = rule.regions
     if W > MAX_WIDTH or bits.shape[0] < FOG_BITS_ROWS or bits.shape[1] < H + 2 * PAD:
         return -1, 0
     mine_count = 0
@@ -183,9 +193,9 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
             bits[r, p] = 0
     for y in range(H):
         m = row_of(mines, y, W)
-        mine_count += _popcount(m)
-        bits[F_ALLOWED, y + PAD] = row_of(num, y, W) & ~m  # safe and non-zero
-        bits[F_REGION, y + PAD] = row_of(r0, y, W)  # R0 for now: its ring is taken out below
+        mine_count += popcount(m)
+        bits[F_ALLOWED, y + PAD] = row_of(s.num, y, W) & ~m  # safe and non-zero
+        bits[F_REGION, y + PAD] = row_of(f.r0, y, W)  # R0 for now: its ring is taken out below
     fog[: W * H] = 0
     for p in range(PAD, H + PAD):
         bits[F_FREE, p] = bits[F_ALLOWED, p] & ~_around(bits, F_REGION, p)
@@ -193,7 +203,7 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
         bits[F_ALLOWED, p] = bits[F_FREE, p]
         bits[F_REGION, p] = 0
     wcount[:] = 0
-    total = min(aim, 8 * mine_count)
+    total = min(rule.aim, 8 * mine_count)
     nfog = 0
     placed = 0
     for i in range(region_count):
@@ -206,7 +216,7 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
         ns = 0
         for p in range(PAD, H + PAD):
             bits[F_BIG, p] &= ~bits[F_COMPLETE, p]
-            ns += _popcount(bits[F_BIG, p])
+            ns += popcount(bits[F_BIG, p])
         if ns == 0 or nfog + size > 8 * mine_count:
             continue
         c = _pick(bits, below(st, draws, ns), F_BIG, H, W)
@@ -227,7 +237,7 @@ def place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcou
             for q in range(max(PAD, lo - 1), min(H + PAD - 1, hi + 1) + 1):
                 front = _around(bits, F_REGION, q) & bits[F_ALLOWED, q] & ~bits[F_FOG, q] & ~bits[F_COMPLETE, q]
                 bits[F_BIG, q] = front
-                kept += _popcount(front)
+                kept += popcount(front)
             if kept == 0:
                 break
             c = _pick(bits, below(st, draws, kept), F_BIG, H, W)

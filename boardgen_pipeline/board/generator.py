@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from boardgen_pipeline.board import difficulty, kernels
+from boardgen_pipeline.board import difficulty, kernels, workspace
 from boardgen_pipeline.board.geometry import Board, Geometry, neighbour_arrays
 from boardgen_pipeline.board.placement import candidate_cells
 from boardgen_pipeline.board.rng import Stream, derive_at, initial_state
@@ -118,15 +118,15 @@ def choose_exit(attempts: list[Attempt], target: Fraction) -> tuple[str, Attempt
 
 
 class _Workspaces(threading.local):
-    """One :class:`kernels.Workspace` per board size and spawn side, reused
+    """One :class:`workspace.Workspace` per board size and spawn side, reused
     across calls; each thread gets its own (the arrays are scratch)."""
 
-    def get(self, width: int, height: int, spawn_side: int) -> kernels.Workspace:
+    def get(self, width: int, height: int, spawn_side: int) -> workspace.Workspace:
         cache = self.__dict__.setdefault("cache", {})
         ws = cache.get((width, height, spawn_side))
         if ws is None:
             g = Geometry(width, height, spawn_side)
-            ws = cache[(width, height, spawn_side)] = kernels.Workspace(
+            ws = cache[(width, height, spawn_side)] = workspace.Workspace(
                 width, height, g.spawn_cells, candidate_cells(g), *neighbour_arrays(width, height))
         return ws
 
@@ -182,7 +182,7 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
     return _not_passed(row, spawn_side, stream, p, ws, log, dig_ap_cost)
 
 
-def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws: kernels.Workspace,
+def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws: workspace.Workspace,
                 log: kernels.AttemptLog, dig_ap_cost: int) -> Generated:
     """No attempt passed: the exit from the attempt log (SPEC 2.5), then the
     chosen attempt replayed from the stream state recorded at its start."""

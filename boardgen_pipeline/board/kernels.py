@@ -22,18 +22,34 @@ the same fixed point (issue 16). In the cell closure constraint sets are
 constraints can only be nested when their centres are at Chebyshev
 distance <= 2, so both fit in a 7x7 window centred on the smaller one: the
 masks are widened to 49 bits there and compared with two ANDs.
+
+Arguments by name (issue 29 "held by luck"): a kernel that reads the
+workspace takes it as named tuples, never as a long positional list, and
+reads every array by its field name (``s.mines``, ``g.nb``): ``Grid`` (the
+board size's geometry tables), ``Scratch`` (the board an attempt builds and
+the closure's scratch), ``FogScratch`` (the fog step's), ``Plan`` (the row's
+numbers), ``FogRule`` and ``Attempts`` (one board's attempt log);
+``BatchResult`` is the batch's output. Two arrays of one type side by side
+in a call could be swapped without an error and compute other boards; a
+field read by name cannot. Positional arguments are left to the primitives
+over a layout's own arrays (``numbers_of``, ``flood``, ``unreachable_safe``:
+a handful each, called with other arrays than the workspace's by
+``difficulty`` and the tests) and to the small helpers inside one stage (the
+fog step's window counts, the bit rows' internals over ``bits``). The tuples
+are built once, field by field, by
+:class:`~boardgen_pipeline.board.workspace.Workspace`.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit, uint64
 
-from boardgen_pipeline.board.closure_rows import PAD, _popcount, close_rows, count_rows, load_rows, store_rows
-from boardgen_pipeline.board.fog_rows import FOG_BITS_ROWS, place_fog_rows, region_size, windows_around
+from boardgen_pipeline.board.bitops import popcount
+from boardgen_pipeline.board.closure_rows import close_rows, count_rows, load_rows, store_rows
+from boardgen_pipeline.board.fog_rows import place_fog_rows, region_size, windows_around
 from boardgen_pipeline.board.rng_kernels import below
 
 
@@ -79,11 +95,100 @@ def _partner_table():
 PARTNERS, PARTNER_COUNT = _partner_table()
 
 
+class Grid(NamedTuple):
+    """One board size and spawn side: the tables every kernel reads and none
+    writes. ``cx, cy`` is the spawn centre, ``centre`` its cell."""
+
+    width: int
+    height: int
+    cx: int
+    cy: int
+    centre: int
+    spawn: np.ndarray  # int32 [spawn cells]: the spawn square, where R0 starts
+    cand: np.ndarray  # int32 [W*H - spawn cells]: the cells a mine may be drawn on, in order
+    nb: np.ndarray  # int32 [W*H, 8]: each cell's neighbours (-1 past the count)
+    nbn: np.ndarray  # int32 [W*H]: how many neighbours each cell has
+    widen: np.ndarray  # uint64 [512]: WIDEN
+    partners: np.ndarray  # int8 [512, 24]: PARTNERS
+    partner_count: np.ndarray  # int8 [512]: PARTNER_COUNT
+
+
+class Scratch(NamedTuple):
+    """The board an attempt builds and what the closure needs to measure it,
+    one entry a cell unless said otherwise. After a passing attempt (or a
+    replay, or a measure) the first five hold its board."""
+
+    mines: np.ndarray  # uint8: the board's mines
+    num: np.ndarray  # int32: every cell's number
+    rev: np.ndarray  # uint8: revealed cells, R0 and then R∞
+    known: np.ndarray  # uint8: cells proven mines
+    fog: np.ndarray  # uint8: fog cells
+    seen: np.ndarray  # uint8: the unreachable count's marks
+    work: np.ndarray  # int32 [max(1, W*H)]: the candidates shuffled by the placement
+    queue: np.ndarray  # int32: the flood's queue, then the closure's list of constraints waiting for the subset rule
+    stack: np.ndarray  # int32: the closure's list of changed constraints
+    fq: np.ndarray  # int32: the queue of a reveal inside the closure
+    inq: np.ndarray  # uint8: the closure's flags (1 queued, 2 stale, 4 waiting for the subset rule)
+    cmask: np.ndarray  # int64: cached constraint masks
+    cm: np.ndarray  # int32: cached mines still to find
+    ccnt: np.ndarray  # int32: cached unknown counts
+    rows: np.ndarray  # uint64 [2 H]: the unreachable count's word rows
+    bits: np.ndarray  # uint64 [FOG_BITS_ROWS, H + 2 PAD]: the closure's and the fog step's bit rows
+
+
+class FogScratch(NamedTuple):
+    """The fog step's arrays (seed 001; SPEC 5), one entry a cell unless said
+    otherwise."""
+
+    r0: np.ndarray  # uint8: R0 flooded through no fog, the fog step's and the fog budget's input
+    allowed: np.ndarray  # uint8: cells fog may take
+    wcount: np.ndarray  # int32 [max(1, (W-2)(H-2))]: fog cells in each 3x3 window
+    comp: np.ndarray  # int32: component sizes of the free allowed cells
+    buf: np.ndarray  # int32: candidate cells
+    region: np.ndarray  # int32: the cells of the region being grown
+    mark: np.ndarray  # int64: frontier stamps
+    chain: np.ndarray  # uint8: Chain0 of the fog budget
+
+
+class Plan(NamedTuple):
+    """A row's numbers as the attempt loop reads them (SPEC 2.2-2.5)."""
+
+    mines_target: int  # N
+    shave: int  # Chebyshev radius shaved around the centre: side // 2 + shave_ring_radius
+    min_safe: int
+    r0_cap: int
+    budget: int  # attempts at most
+    target_num: int  # the inferability target as a fraction
+    target_den: int
+
+
+class FogRule(NamedTuple):
+    """A row's fog (seed 001; SPEC 5): no fog when ``regions`` is 0."""
+
+    regions: int
+    aim: int  # round_half_up(ratio x W x H), before the 8 x mines cap
+
+
+class Attempts(NamedTuple):
+    """One board's attempt log, one row an attempt run."""
+
+    state: np.ndarray  # uint64 [budget]: the stream state at each attempt's start (to replay it)
+    log: np.ndarray  # int64 [budget, LOG_SIZE]: LOG_* columns
+    summary: np.ndarray  # int64 [OUT_SIZE]: OUT_* columns
+
+
 @njit(cache=True, error_model="numpy")
-def place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius):
-    """Place-then-shave (SPEC 2.2): N distinct cells of ``cand`` by partial
-    Fisher-Yates, then drop those within Chebyshev ``shave_radius`` of the
-    centre. Returns the number removed (``ring_removed``)."""
+def place(st, draws, g, s, N, shave_radius):
+    """Place-then-shave (SPEC 2.2) into ``s.mines``: N distinct cells of
+    ``g.cand`` by partial Fisher-Yates, then drop those within Chebyshev
+    ``shave_radius`` of the centre. Returns the number removed
+    (``ring_removed``)."""
+    cand = g.cand
+    work = s.work
+    mines = s.mines
+    W = g.width
+    cx = g.cx
+    cy = g.cy
     nc = cand.shape[0]
     for i in range(nc):
         work[i] = cand[i]
@@ -106,10 +211,15 @@ def place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius):
 
 
 @njit(cache=True, error_model="numpy")
-def numbers_from_placed(work, N, mines, nb, nbn, num):
+def numbers_from_placed(g, s, N):
     """Numbers of a freshly placed board by scattering from its mines (the
-    first N cells of ``work`` that were not shaved): 8 increments a mine
+    first N cells of ``s.work`` that were not shaved): 8 increments a mine
     instead of 8 loads a cell. Returns |S|."""
+    work = s.work
+    mines = s.mines
+    num = s.num
+    nb = g.nb
+    nbn = g.nbn
     num[:] = 0
     placed = 0
     for i in range(N):
@@ -163,6 +273,14 @@ def flood(start, ns, rev, num, fog, nb, nbn, queue):
     return added
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def flood_r0(g, s):
+    """R0 into ``s.rev`` (cleared first) from ``s.num`` and ``s.fog``: the
+    spawn square and its flood. Returns |R0|."""
+    s.rev[:] = 0
+    return flood(g.spawn, g.spawn.shape[0], s.rev, s.num, s.fog, g.nb, g.nbn, s.queue)
+
+
 @njit(cache=True, error_model="numpy")
 def unreachable_safe(mines, nb, nbn, centre, safe, seen, queue):
     """Safe cells not 8-connected through safe cells to ``centre`` (BFS)."""
@@ -187,14 +305,19 @@ _ONE = uint64(1)
 
 
 @njit(cache=True, error_model="numpy")
-def unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows):
-    """``unreachable_safe``, on boards at most 64 wide with one machine word
-    a row: the reached set grows row by row (a row takes what its own and
-    the two adjacent rows reach, widened by one column, within its safe
-    cells) in down and up sweeps until a sweep changes nothing. The same
-    count as the BFS, a few word operations a row instead of 8 loads a cell."""
+def unreachable_count(g, s, safe):
+    """``unreachable_safe`` of ``s.mines`` from the spawn centre, on boards at
+    most 64 wide with one machine word a row: the reached set grows row by
+    row (a row takes what its own and the two adjacent rows reach, widened
+    by one column, within its safe cells) in down and up sweeps until a
+    sweep changes nothing. The same count as the BFS, a few word operations
+    a row instead of 8 loads a cell."""
+    W = g.width
+    H = g.height
+    mines = s.mines
+    rows = s.rows
     if W > 64 or rows.shape[0] < 2 * H:
-        return unreachable_safe(mines, nb, nbn, centre, safe, seen, queue)
+        return unreachable_safe(mines, g.nb, g.nbn, g.centre, safe, s.seen, s.queue)
     for y in range(H):
         m = uint64(0)
         for x in range(W):
@@ -202,7 +325,7 @@ def unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows):
                 m |= _ONE << uint64(x)
         rows[y] = m
         rows[H + y] = 0
-    rows[H + centre // W] = _ONE << uint64(centre % W)
+    rows[H + g.centre // W] = _ONE << uint64(g.centre % W)
     changed = True
     while changed:
         changed = False
@@ -227,22 +350,28 @@ def unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows):
                 changed = True
     reached = 0
     for y in range(H):
-        reached += _popcount(rows[H + y])
+        reached += popcount(rows[H + y])
     return safe - reached
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _touch(c, rev, num, fog, nb, nbn, stack, sp, inq):
+def _touch(c, g, s, sp):
     """Every revealed numbered cell within distance 1 of ``c`` (and ``c``
     itself) has a changed constraint: mark it stale (bit 2) and queue it
     (bit 1) unless it is queued already. (Read through the neighbour table:
     no division by the width on the closure's hottest path.)"""
+    rev = s.rev
+    num = s.num
+    fog = s.fog
+    inq = s.inq
+    stack = s.stack
+    nb = g.nb
     if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
         if inq[c] & 1 == 0:
             stack[sp] = c
             sp += 1
         inq[c] |= 3
-    for k in range(nbn[c]):
+    for k in range(g.nbn[c]):
         n = nb[c, k]
         if rev[n] == 1 and num[n] > 0 and fog[n] == 0:
             if inq[n] & 1 == 0:
@@ -252,11 +381,17 @@ def _touch(c, rev, num, fog, nb, nbn, stack, sp, inq):
     return sp
 
 
-@njit(cache=True, error_model="numpy")
-def _reveal(c, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq):
+@njit(cache=True, inline="always", error_model="numpy")
+def _reveal(c, g, s, sp):
     """Open a cell proven safe: chain through zeros (fog never chains), open
     fog cells next to anything opened (fog is known safe), queue the
     constraints that changed."""
+    rev = s.rev
+    num = s.num
+    fog = s.fog
+    fq = s.fq
+    nb = g.nb
+    nbn = g.nbn
     if rev[c] == 1:
         return sp
     rev[c] = 1
@@ -266,7 +401,7 @@ def _reveal(c, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq):
     while qh < qt:
         v = fq[qh]
         qh += 1
-        sp = _touch(v, rev, num, fog, nb, nbn, stack, sp, inq)
+        sp = _touch(v, g, s, sp)
         chain = num[v] == 0 and fog[v] == 0
         for k in range(nbn[v]):
             n = nb[v, k]
@@ -278,17 +413,22 @@ def _reveal(c, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _constraint(c, rev, known, num, W, H, nb, nbn):
+def _constraint(c, g, s):
     """``(mask, m, count)`` of numbered cell ``c``: its unknown neighbours as a
     3x3 mask, the mines still to find among them, and how many there are.
     On a board at least 3 wide a neighbour's row offset follows from its
     index offset alone (-1 below -1, +1 above +1), so the mask is read
     through the neighbour table without dividing by the width."""
+    rev = s.rev
+    known = s.known
+    W = g.width
+    H = g.height
+    nb = g.nb
     mask = 0
     cnt = 0
-    m = num[c]
+    m = s.num[c]
     if W >= 3:
-        for k in range(nbn[c]):
+        for k in range(g.nbn[c]):
             n = nb[c, k]
             if known[n] == 1:
                 m -= 1
@@ -317,30 +457,42 @@ def _constraint(c, rev, known, num, W, H, nb, nbn):
     return mask, m, cnt
 
 
-@njit(cache=True, error_model="numpy")
-def _apply(diff, safe, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq):
+@njit(cache=True, inline="always", error_model="numpy")
+def _apply(diff, safe, x, y, g, s, sp):
     """Apply a deduction to the cells of a 49-bit window mask centred on
     (x, y): all safe (``safe``) or all mines."""
+    W = g.width
+    known = s.known
     for b in range(49):
         if (diff >> uint64(b)) & uint64(1):
             n = (y + b // 7 - 3) * W + (x + b % 7 - 3)
             if safe:
-                sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
+                sp = _reveal(n, g, s, sp)
             elif known[n] == 0:
                 known[n] = 1
-                sp = _touch(n, rev, num, fog, nb, nbn, stack, sp, inq)
+                sp = _touch(n, g, s, sp)
     return sp
 
 
-@njit(cache=True, error_model="numpy")
-def _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, partners, pcount,
-                 stack, sp, inq, fq, cmask, cm, ccnt):
+@njit(cache=True, inline="always", error_model="numpy")
+def _subset_scan(c, ma, m, cnt, g, s, sp):
     """The subset rule between constraint ``c`` and every constraint that
     shares a cell with it, in both directions."""
+    W = g.width
+    H = g.height
+    rev = s.rev
+    num = s.num
+    fog = s.fog
+    inq = s.inq
+    cmask = s.cmask
+    cm = s.cm
+    ccnt = s.ccnt
+    widen = g.widen
+    partners = g.partners
     x = c % W
     y = c // W
     wa = widen[ma]
-    for k in range(pcount[ma]):
+    for k in range(g.partner_count[ma]):
         code = partners[ma, k]
         ox = code % 5 - 2
         oy = code // 5 - 2
@@ -354,7 +506,7 @@ def _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, part
         # the constraint of b, recomputed only when stale (written out here:
         # numba's inlining of a helper returning it cost ~0.2 µs a call)
         if inq[b] & 2:
-            mb, m2, cnt2 = _constraint(b, rev, known, num, W, H, nb, nbn)
+            mb, m2, cnt2 = _constraint(b, g, s)
             cmask[b] = mb
             cm[b] = m2
             ccnt[b] = cnt2
@@ -365,40 +517,53 @@ def _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, part
             cnt2 = ccnt[b]
         if cnt2 == 0 or cnt2 == cnt:
             continue  # equal sizes: neither can be a proper subset
-        s = oy * 7 + ox
+        sh = oy * 7 + ox
         wb = widen[mb]
-        if s >= 0:
-            wb = wb << uint64(s)
+        if sh >= 0:
+            wb = wb << uint64(sh)
         else:
-            wb = wb >> uint64(-s)
+            wb = wb >> uint64(-sh)
         if cnt < cnt2 and (wa & ~wb) == 0:
             dm = m2 - m  # A inside B: B - A holds m_B - m_A mines
             if dm == 0 or dm == cnt2 - cnt:
-                sp = _apply(wb & ~wa, dm == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+                sp = _apply(wb & ~wa, dm == 0, x, y, g, s, sp)
         elif cnt2 < cnt and (wb & ~wa) == 0:
             dm = m - m2  # B inside A
             if dm == 0 or dm == cnt - cnt2:
-                sp = _apply(wa & ~wb, dm == 0, x, y, W, rev, known, num, fog, H, nb, nbn, fq, stack, sp, inq)
+                sp = _apply(wa & ~wb, dm == 0, x, y, g, s, sp)
     return sp
 
 
 @njit(cache=True, error_model="numpy")
-def closure_cells(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, partners, pcount,
-                  stack, inq, fq, pend, cmask, cm, ccnt):
-    """Grow ``rev`` (revealed) and ``known`` (proven mines) to the least fixed
-    point of chain + single (+ subset) + fog meta-knowledge.
+def closure_cells(g, s, has_fog, use_subset):
+    """Grow ``s.rev`` (revealed) and ``s.known`` (proven mines) to the least
+    fixed point of chain + single (+ subset) + fog meta-knowledge.
 
     A worklist of numbered cells whose constraint may have changed: a cell is
     queued when a neighbour is opened or proven a mine. Deductions apply at
     once; every fact used is true of the board, so applying them early never
     changes the fixed point (seed 001 F1 note 5: the closure is order-free).
     The single rule drains first; a constraint it cannot settle waits in a
-    second list for the (dearer) subset scan, which runs only when no single
-    deduction is left, so a constraint is not scanned again and again while a
-    cascade is still changing it. Flags in ``inq``: 1 queued, 2 stale cache,
-    4 waiting for the subset scan. The loop ends when both lists are empty:
-    every constraint has had both rules applied since its last change."""
-    NC = W * H
+    second list (``s.queue``, free once R0 is flooded) for the (dearer)
+    subset scan, which runs only when no single deduction is left, so a
+    constraint is not scanned again and again while a cascade is still
+    changing it. Flags in ``s.inq``: 1 queued, 2 stale cache, 4 waiting for
+    the subset scan. The loop ends when both lists are empty: every
+    constraint has had both rules applied since its last change."""
+    rev = s.rev
+    known = s.known
+    num = s.num
+    fog = s.fog
+    inq = s.inq
+    stack = s.stack
+    pend = s.queue
+    cmask = s.cmask
+    cm = s.cm
+    ccnt = s.ccnt
+    nb = g.nb
+    nbn = g.nbn
+    W = g.width
+    NC = W * g.height
     sp = 0
     pp = 0
     for c in range(NC):
@@ -415,7 +580,7 @@ def closure_cells(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, wide
                 for k in range(nbn[c]):
                     n = nb[c, k]
                     if fog[n] == 1 and rev[n] == 0:
-                        sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
+                        sp = _reveal(n, g, s, sp)
     while sp > 0 or pp > 0:
         if sp > 0:
             sp -= 1
@@ -430,7 +595,7 @@ def closure_cells(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, wide
                 continue  # changed again: it is back in the first list
             single_only = False
         if inq[c] & 2:  # the cached constraint is stale
-            ma, m, cnt = _constraint(c, rev, known, num, W, H, nb, nbn)
+            ma, m, cnt = _constraint(c, g, s)
             cmask[c] = ma
             cm[c] = m
             ccnt[c] = cnt
@@ -448,10 +613,10 @@ def closure_cells(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, wide
                 if ma >> b & 1:
                     n = (y + b // 3 - 1) * W + (x + b % 3 - 1)
                     if m == 0:
-                        sp = _reveal(n, rev, num, fog, W, H, nb, nbn, fq, stack, sp, inq)
+                        sp = _reveal(n, g, s, sp)
                     elif known[n] == 0:
                         known[n] = 1
-                        sp = _touch(n, rev, num, fog, nb, nbn, stack, sp, inq)
+                        sp = _touch(n, g, s, sp)
             continue
         if not use_subset:
             continue
@@ -461,28 +626,32 @@ def closure_cells(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, wide
                 pend[pp] = c
                 pp += 1
             continue
-        sp = _subset_scan(c, ma, m, cnt, rev, known, num, fog, W, H, nb, nbn, widen, partners, pcount,
-                          stack, sp, inq, fq, cmask, cm, ccnt)
+        sp = _subset_scan(c, ma, m, cnt, g, s, sp)
 
 
 @njit(cache=True, error_model="numpy")
-def closure(rev, known, num, fog, mines, has_fog, use_subset, W, H, nb, nbn, widen, stack, inq, fq, pend, cmask, cm,
-            ccnt, bits, store):
-    """Grow ``rev`` and ``known`` to the closure's least fixed point (R∞ and
-    the proven mines): on bit rows (``closure_rows``) when the board fits
-    them, cell by cell (``closure_cells``) otherwise - the same fixed point
-    either way. Returns ``(|R∞|, |R∞ ∩ F|, proven mines, held)``; ``held``
-    says the fixed point is still only in ``bits`` (``store`` False: an
-    attempt that fails is counted, never looked at again) and
-    ``store_rows`` writes it to ``rev`` and ``known``."""
-    if load_rows(bits, rev, known, mines, fog, has_fog, W, H):
+def closure(g, s, has_fog, use_subset, store):
+    """Grow ``s.rev`` and ``s.known`` to the closure's least fixed point (R∞
+    and the proven mines) of the board in ``s.mines``, ``s.num`` and
+    ``s.fog``: on bit rows (``closure_rows``) when the board fits them, cell
+    by cell (``closure_cells``) otherwise - the same fixed point either way.
+    Returns ``(|R∞|, |R∞ ∩ F|, proven mines, held)``; ``held`` says the
+    fixed point is still only in ``s.bits`` (``store`` False: an attempt
+    that fails is counted, never looked at again) and ``store_rows`` writes
+    it to ``s.rev`` and ``s.known``."""
+    W = g.width
+    H = g.height
+    rev = s.rev
+    known = s.known
+    fog = s.fog
+    bits = s.bits
+    if load_rows(bits, rev, known, s.mines, fog, has_fog, W, H):
         close_rows(bits, has_fog, use_subset, H)
         if store:
             store_rows(bits, rev, known, W, H)
         revealed, in_fog, nk = count_rows(bits, H)
         return revealed, in_fog, nk, not store
-    closure_cells(rev, known, num, fog, has_fog, use_subset, W, H, nb, nbn, widen, PARTNERS, PARTNER_COUNT,
-                  stack, inq, fq, pend, cmask, cm, ccnt)
+    closure_cells(g, s, has_fog, use_subset)
     revealed = 0
     in_fog = 0
     nk = 0
@@ -494,16 +663,20 @@ def closure(rev, known, num, fog, mines, has_fog, use_subset, W, H, nb, nbn, wid
 
 
 @njit(cache=True, error_model="numpy")
-def measure_into(mines, fog, has_fog, use_subset, spawn, W, H, nb, nbn, widen,
-                 num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue, bits):
-    """Numbers, R0 and R∞ of a layout (R∞ left in ``rev``, the proven mines
-    in ``known``). Returns ``(safe, r0, revealed)``."""
-    safe = numbers_of(mines, nb, nbn, num)
-    rev[:] = 0
-    known[:] = 0
-    r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
-    revealed, _, _, _ = closure(rev, known, num, fog, mines, has_fog, use_subset, W, H, nb, nbn, widen, stack, inq,
-                                fq, queue, cmask, cm, ccnt, bits, True)
+def measure_into(g, s, use_subset):
+    """Numbers, R0 and R∞ of the layout in ``s.mines`` and ``s.fog`` (R∞
+    left in ``s.rev``, the proven mines in ``s.known``). Returns ``(safe,
+    r0, revealed)``."""
+    check_arrays(g, s)
+    safe = numbers_of(s.mines, g.nb, g.nbn, s.num)
+    s.known[:] = 0
+    r0 = flood_r0(g, s)
+    has_fog = False
+    for c in range(s.fog.shape[0]):
+        if s.fog[c]:
+            has_fog = True
+            break
+    revealed, _, _, _ = closure(g, s, has_fog, use_subset, True)
     return safe, r0, revealed
 
 
@@ -532,11 +705,6 @@ OUT_SIZE = 17
 LOG_SIZE = 9
 
 
-# the fog rule of a row, as run_board reads it: regions, aimed cells
-# (round_half_up(ratio x W x H), before the 8 x mines cap)
-FOG_REGIONS, FOG_AIM = range(2)
-
-
 @njit(cache=True, inline="always", error_model="numpy")
 def _completes(c, W, H, wcount):
     """Would fogging ``c`` make some 3x3 window inside the board all fog?"""
@@ -559,13 +727,28 @@ def _window_add(c, W, H, wcount, step):
 
 
 @njit(cache=True, error_model="numpy")
-def place_fog(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allowed, fog, wcount, comp, buf,
-              region, mark):
+def place_fog(st, draws, g, s, f, rule):
     """The fog step of one attempt, exactly as ``fog.place_fog`` (the
     readable reference): allowed cells, region sizes, seeds where the free
     area can hold the region, growth through the sorted frontier, roll-back
-    of a region that runs out of room. ``r0`` marks R0 (flooded through no
-    fog). Writes ``fog``; returns ``(fog cells, regions placed)``."""
+    of a region that runs out of room, on the board of ``s.mines`` and
+    ``s.num`` with ``f.r0`` marking R0 (flooded through no fog). Writes
+    ``s.fog``; returns ``(fog cells, regions placed)``."""
+    mines = s.mines
+    num = s.num
+    fog = s.fog
+    r0 = f.r0
+    allowed = f.allowed
+    wcount = f.wcount
+    comp = f.comp
+    buf = f.buf
+    region = f.region
+    mark = f.mark
+    nb = g.nb
+    nbn = g.nbn
+    W = g.width
+    H = g.height
+    region_count = rule.regions
     NC = W * H
     mine_count = 0
     for c in range(NC):
@@ -579,7 +762,7 @@ def place_fog(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allow
             for k in range(nbn[c]):
                 allowed[nb[c, k]] = 0
     wcount[:] = 0
-    total = min(aim, 8 * mine_count)
+    total = min(rule.aim, 8 * mine_count)
     nfog = 0
     placed = 0
     stamp = 0
@@ -657,22 +840,28 @@ def place_fog(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allow
 
 
 @njit(cache=True, error_model="numpy")
-def fog_step(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allowed, fog, wcount, comp, buf, region,
-             mark, bits):
+def fog_step(st, draws, g, s, f, rule):
     """The fog step of an attempt: on bit rows (``fog_rows``) when the board
     fits them, cell by cell (``place_fog``) otherwise - the same regions from
     the same draws. Returns ``(fog cells, regions placed)``."""
-    nfog, placed = place_fog_rows(st, draws, mines, num, r0, W, H, region_count, aim, fog, wcount, region, bits)
+    nfog, placed = place_fog_rows(st, draws, g, s, f, rule)
     if nfog >= 0:
         return nfog, placed
-    return place_fog(st, draws, mines, num, r0, nb, nbn, W, H, region_count, aim, allowed, fog, wcount, comp, buf,
-                     region, mark)
+    return place_fog(st, draws, g, s, f, rule)
 
 
 @njit(cache=True, error_model="numpy")
-def fog_budget(mines, num, r0, fog, nb, nbn, chain):
-    """Seed 001 F3 (``fog.fog_budget``): ``(|F - Chain0|, max(1, |S - Chain0|))``
-    where Chain0 is R0, every safe zero and every safe neighbour of one."""
+def fog_budget(g, s, f):
+    """Seed 001 F3 (``fog.fog_budget``) of the board in ``s`` with R0 in
+    ``f.r0``: ``(|F - Chain0|, max(1, |S - Chain0|))`` where Chain0 (left in
+    ``f.chain``) is R0, every safe zero and every safe neighbour of one."""
+    mines = s.mines
+    num = s.num
+    fog = s.fog
+    r0 = f.r0
+    chain = f.chain
+    nb = g.nb
+    nbn = g.nbn
     NC = mines.shape[0]
     for c in range(NC):
         chain[c] = r0[c]
@@ -695,57 +884,118 @@ def fog_budget(mines, num, r0, fog, nb, nbn, chain):
 
 
 @njit(cache=True, error_model="numpy")
-def check_sizes(cand, spawn, N, W, H, budget, nb, mines, a_state, log):
-    """Refuse a call whose arguments do not fit its arrays (issue 15: no
-    input may make a kernel write out of bounds)."""
+def check_arrays(g, s):
+    """Refuse a workspace whose tables or scratch do not fit its board
+    (issue 15: no input may make a kernel write out of bounds)."""
+    W = g.width
+    H = g.height
     NC = W * H
     if W < 1 or H < 1:
         raise ValueError("board width and height must be >= 1")
-    if mines.shape[0] != NC or nb.shape[0] != NC or cand.shape[0] + spawn.shape[0] != NC:
+    if (g.nb.shape[0] != NC or g.nb.shape[1] != 8 or g.nbn.shape[0] != NC
+            or g.cand.shape[0] + g.spawn.shape[0] != NC):
+        raise ValueError("workspace tables do not match the board size")
+    if not (0 <= g.cx < W and 0 <= g.cy < H and g.centre == g.cy * W + g.cx):
+        raise ValueError("the spawn centre must lie on the board")
+    for i in range(g.spawn.shape[0]):
+        if g.spawn[i] < 0 or g.spawn[i] >= NC:
+            raise ValueError("spawn and candidate cells must lie on the board")
+    for i in range(g.cand.shape[0]):
+        if g.cand[i] < 0 or g.cand[i] >= NC:
+            raise ValueError("spawn and candidate cells must lie on the board")
+    if g.widen.shape[0] != 512 or g.partners.shape[0] != 512 or g.partners.shape[1] != 24 \
+            or g.partner_count.shape[0] != 512:
+        raise ValueError("the window tables must cover every 3x3 mask")
+    for a in (s.mines, s.rev, s.known, s.fog, s.seen, s.inq):
+        if a.shape[0] != NC:
+            raise ValueError("workspace arrays do not match the board size")
+    for b in (s.num, s.queue, s.stack, s.fq, s.cm, s.ccnt):
+        if b.shape[0] != NC:
+            raise ValueError("workspace arrays do not match the board size")
+    if s.cmask.shape[0] != NC or s.work.shape[0] < g.cand.shape[0]:
         raise ValueError("workspace arrays do not match the board size")
-    if N < 0 or N > cand.shape[0]:
+
+
+@njit(cache=True, error_model="numpy")
+def check_fog_arrays(g, f):
+    """``check_arrays`` for the fog step's scratch."""
+    W = g.width
+    H = g.height
+    NC = W * H
+    for a in (f.r0, f.allowed, f.chain):
+        if a.shape[0] != NC:
+            raise ValueError("fog arrays do not match the board size")
+    for b in (f.comp, f.buf, f.region):
+        if b.shape[0] != NC:
+            raise ValueError("fog arrays do not match the board size")
+    if f.mark.shape[0] != NC or f.wcount.shape[0] < max(1, (W - 2) * (H - 2)):
+        raise ValueError("fog arrays do not match the board size")
+
+
+@njit(cache=True, error_model="numpy")
+def check_board_arrays(g, plan, s, f):
+    """``check_arrays`` and ``check_fog_arrays``, and the plan's mines fit
+    the candidate cells."""
+    check_arrays(g, s)
+    check_fog_arrays(g, f)
+    if plan.mines_target < 0 or plan.mines_target > g.cand.shape[0]:
         raise ValueError("mine count must lie in [0, candidate cells]")
-    if budget < 1 or budget > a_state.shape[0] or budget > log.shape[0]:
+
+
+@njit(cache=True, error_model="numpy")
+def check_sizes(g, plan, s, f, attempts):
+    """Refuse a call whose arguments do not fit its arrays (issue 15: no
+    input may make a kernel write out of bounds)."""
+    check_board_arrays(g, plan, s, f)
+    if (plan.budget < 1 or plan.budget > attempts.state.shape[0] or plan.budget > attempts.log.shape[0]
+            or attempts.log.shape[1] != LOG_SIZE or attempts.summary.shape[0] != OUT_SIZE):
         raise ValueError("attempt budget must be >= 1 and fit the attempt log")
 
 
 @njit(cache=True, error_model="numpy")
-def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
-              nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
-              r0m, allowed, wcount, comp, buf, region, mark, chain, rows, bits, a_state, log, out):
+def run_board(st, draws, g, plan, fog_rule, s, f, attempts):
+    """``attempt_loop`` after ``check_sizes``."""
+    check_sizes(g, plan, s, f, attempts)
+    attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts)
+
+
+@njit(cache=True, error_model="numpy")
+def attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts):
     """The attempt loop of SPEC 2.5 (and of SPEC 5 on a fog row) up to the
-    first passing attempt.
+    first passing attempt, on arrays ``check_sizes`` accepted.
 
-    Per attempt k the log row records the draw count at its start (the
-    stream state goes to ``a_state[k]``, so any attempt can be replayed),
-    ring_removed, actual mines, |S|, |R0|, unreachable safe cells, |R∞| and
-    |R∞ - F| (-1 when illegal: legality is checked before quality and an
-    illegal attempt is never measured) and |F|. ``out`` gets the attempts
-    run, whether the last one passed, the rejection counts per gate and
-    what the passing attempt measured; the workspace arrays keep its board
-    (``mines``, ``fog``, ``num``, ``rev`` = R∞, ``known``).
+    Per attempt k the log row (``attempts.log[k]``) records the draw count
+    at its start (the stream state goes to ``attempts.state[k]``, so any
+    attempt can be replayed), ring_removed, actual mines, |S|, |R0|,
+    unreachable safe cells, |R∞| and |R∞ - F| (-1 when illegal: legality is
+    checked before quality and an illegal attempt is never measured) and
+    |F|. ``attempts.summary`` gets the attempts run, whether the last one
+    passed, the rejection counts per gate and what the passing attempt
+    measured; ``s`` keeps its board (``mines``, ``fog``, ``num``, ``rev`` =
+    R∞, ``known``).
 
-    Without fog (``fogp[FOG_REGIONS] == 0``) an attempt draws only its mines
+    Without fog (``fog_rule.regions == 0``) an attempt draws only its mines
     and the unreachable count is computed only when the cheaper gates pass
     (-1 otherwise). With fog every attempt draws its fog from the same
     stream right after its mines, whatever its legality (seed 001: fog is a
     step of every attempt), and every gate is evaluated."""
-    check_sizes(cand, spawn, N, W, H, budget, nb, mines, a_state, log)
-    NC = W * H
-    cx = (W - 1) // 2
-    cy = (H - 1) // 2
-    centre = cy * W + cx
-    regions = fogp[FOG_REGIONS]
+    NC = g.width * g.height
+    N = plan.mines_target
+    regions = fog_rule.regions
+    a_state = attempts.state
+    log = attempts.log
+    out = attempts.summary
+    rev = s.rev
+    fog = s.fog
     out[:] = 0
-    for k in range(budget):
+    for k in range(plan.budget):
         a_state[k] = st[0]
         log[k, LOG_DRAWS] = draws[0]
-        removed = place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius)
-        safe = numbers_from_placed(work, N, mines, nb, nbn, num)
-        rev[:] = 0
-        known[:] = 0
+        removed = place(st, draws, g, s, N, plan.shave)
+        safe = numbers_from_placed(g, s, N)
+        s.known[:] = 0
         fog[:] = 0
-        r0 = flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
+        r0 = flood_r0(g, s)
         log[k, LOG_REMOVED] = removed
         log[k, LOG_MINES] = N - removed
         log[k, LOG_SAFE] = safe
@@ -759,43 +1009,41 @@ def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budg
         nfog = 0
         placed = 0
         if regions > 0:
-            unreach = unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows)
+            unreach = unreachable_count(g, s, safe)
             log[k, LOG_UNREACH] = unreach
             for c in range(NC):
-                r0m[c] = rev[c]
-            nfog, placed = fog_step(st, draws, mines, num, r0m, nb, nbn, W, H, regions, fogp[FOG_AIM],
-                                    allowed, fog, wcount, comp, buf, region, mark, bits)
+                f.r0[c] = rev[c]
+            nfog, placed = fog_step(st, draws, g, s, f, fog_rule)
             log[k, LOG_FOG] = nfog
         # legality gates, cheapest first; an illegal attempt is counted under
         # the first gate it fails (GATE_ORDER), and never scored
         if r0 == safe:
             out[OUT_FREE] += 1
             continue
-        if r0 > cap:
+        if r0 > plan.r0_cap:
             out[OUT_CAP] += 1
             continue
-        if safe < min_safe:
+        if safe < plan.min_safe:
             out[OUT_MINSAFE] += 1
             continue
         if regions == 0:
-            unreach = unreachable_count(mines, W, H, nb, nbn, centre, safe, seen, queue, rows)
+            unreach = unreachable_count(g, s, safe)
             log[k, LOG_UNREACH] = unreach
         if unreach > 0:
             out[OUT_UNREACH] += 1
             continue
         # R∞ grows from R0 as flooded above: fog cells are never zeros (fog
         # hides a number), so flooding through fog would give the same R0
-        revealed, in_fog, nk, held = closure(rev, known, num, fog, mines, nfog > 0, True, W, H, nb, nbn, widen,
-                                             stack, inq, fq, queue, cmask, cm, ccnt, bits, False)
+        revealed, in_fog, nk, held = closure(g, s, nfog > 0, True, False)
         core = revealed - in_fog
         log[k, LOG_REVEALED] = revealed
         log[k, LOG_REVEALED_CORE] = core
         # seed 001 F5: both inferability and its core meet the target
-        if (np.int64(revealed) * t_den >= t_num * np.int64(max(1, safe))
-                and np.int64(core) * t_den >= t_num * np.int64(max(1, safe - nfog))):
+        if (np.int64(revealed) * plan.target_den >= plan.target_num * np.int64(max(1, safe))
+                and np.int64(core) * plan.target_den >= plan.target_num * np.int64(max(1, safe - nfog))):
             out[OUT_PASSED] = 1
             if held:
-                store_rows(bits, rev, known, W, H)  # the workspace keeps the passing board's R∞
+                store_rows(s.bits, rev, s.known, g.width, g.height)  # the workspace keeps the passing board's R∞
             out[OUT_KNOWN] = nk
             out[OUT_REVEALED] = revealed
             out[OUT_SAFE] = safe
@@ -806,47 +1054,37 @@ def run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budg
             out[OUT_FOG] = nfog
             out[OUT_PLACED] = placed
             if regions > 0:
-                unpaid, paid = fog_budget(mines, num, r0m, fog, nb, nbn, chain)
-                out[OUT_UNPAID] = unpaid
-                out[OUT_PAID] = paid
+                out[OUT_UNPAID], out[OUT_PAID] = fog_budget(g, s, f)
             return
 
 
 @njit(cache=True, error_model="numpy")
-def replay_board(st, draws, cand, spawn, N, W, H, shave_radius, fogp, nb, nbn, widen, mines, num, rev, known,
-                 fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue, r0m, allowed, wcount, comp, buf, region,
-                 mark, chain, rows, bits, out):
+def replay_board(st, draws, g, plan, fog_rule, s, f, out):
     """One attempt from the stream state in ``st``, measured whatever its
     legality (the chosen attempt of a ``best_legal`` or ``least_bad`` exit):
     mines, fog when the row has it, then R∞ with fog. Fills ``out`` like a
-    passing ``run_board``."""
-    NC = W * H
-    if mines.shape[0] != NC or nb.shape[0] != NC or cand.shape[0] + spawn.shape[0] != NC:
-        raise ValueError("workspace arrays do not match the board size")
-    if N < 0 or N > cand.shape[0]:
-        raise ValueError("mine count must lie in [0, candidate cells]")
-    cx = (W - 1) // 2
-    cy = (H - 1) // 2
+    passing ``run_board``; only the plan's mines and shave are read."""
+    check_board_arrays(g, plan, s, f)
+    if out.shape[0] != OUT_SIZE:
+        raise ValueError("the summary must hold OUT_SIZE entries")
+    NC = g.width * g.height
     out[:] = 0
-    removed = place(st, draws, cand, work, mines, N, W, cx, cy, shave_radius)
-    safe = numbers_from_placed(work, N, mines, nb, nbn, num)
-    rev[:] = 0
-    fog[:] = 0
-    flood(spawn, spawn.shape[0], rev, num, fog, nb, nbn, queue)
+    removed = place(st, draws, g, s, plan.mines_target, plan.shave)
+    numbers_from_placed(g, s, plan.mines_target)
+    s.fog[:] = 0
+    flood_r0(g, s)
     for c in range(NC):
-        r0m[c] = rev[c]
+        f.r0[c] = s.rev[c]
     nfog = 0
     placed = 0
-    if fogp[FOG_REGIONS] > 0:
-        nfog, placed = fog_step(st, draws, mines, num, r0m, nb, nbn, W, H, fogp[FOG_REGIONS], fogp[FOG_AIM],
-                                allowed, fog, wcount, comp, buf, region, mark, bits)
-    safe, r0, revealed = measure_into(mines, fog, nfog > 0, True, spawn, W, H, nb, nbn, widen,
-                                      num, rev, known, fq, cmask, cm, ccnt, stack, inq, queue, bits)
+    if fog_rule.regions > 0:
+        nfog, placed = fog_step(st, draws, g, s, f, fog_rule)
+    safe, r0, revealed = measure_into(g, s, True)
     in_fog = 0
     nk = 0
     for c in range(NC):
-        in_fog += rev[c] & fog[c]
-        nk += known[c]
+        in_fog += s.rev[c] & s.fog[c]
+        nk += s.known[c]
     out[OUT_KNOWN] = nk
     out[OUT_REVEALED] = revealed
     out[OUT_SAFE] = safe
@@ -855,48 +1093,44 @@ def replay_board(st, draws, cand, spawn, N, W, H, shave_radius, fogp, nb, nbn, w
     out[OUT_REVEALED_CORE] = revealed - in_fog
     out[OUT_FOG] = nfog
     out[OUT_PLACED] = placed
-    if fogp[FOG_REGIONS] > 0:
-        unpaid, paid = fog_budget(mines, num, r0m, fog, nb, nbn, chain)
-        out[OUT_UNPAID] = unpaid
-        out[OUT_PAID] = paid
+    if fog_rule.regions > 0:
+        out[OUT_UNPAID], out[OUT_PAID] = fog_budget(g, s, f)
 
 
 @njit(cache=True, error_model="numpy")
-def run_batch(states, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
-              nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
-              r0m, allowed, wcount, comp, buf, region, mark, chain, rows, bits, b_astate, b_log,
-              b_out, b_state, b_mines, b_fog):
+def run_batch(states, g, plan, fog_rule, s, f, res):
     """``run_board`` for every stream state of ``states`` (draw counts start
     at 0): one call for a row's whole batch, so the per-call cost of a
-    kernel is paid once. Board b's summary goes to ``b_out[b]`` (its last column: the draws taken),
-    the stream state after it to ``b_state[b]``, its attempt log to
-    ``b_astate[b]`` and ``b_log[b]`` (so the caller picks the exit of a board
-    that did not pass without running it again) and, when it passed, its
-    mines and fog to ``b_mines[b]`` and ``b_fog[b]``."""
+    kernel is paid once. ``res`` is a :class:`BatchResult`: board b's
+    summary goes to ``res.summary[b]`` (its last column: the draws taken),
+    the stream state after it to ``res.state[b]``, its attempt log to
+    ``res.attempt_state[b]`` and ``res.log[b]`` (so the caller picks the
+    exit of a board that did not pass without running it again) and, when
+    it passed, its mines and fog to ``res.mines[b]`` and ``res.fog[b]``."""
     B = states.shape[0]
-    NC = W * H
-    if (b_out.shape[0] < B or b_state.shape[0] < B or b_mines.shape[0] < B or b_fog.shape[0] < B
-            or b_astate.shape[0] < B or b_log.shape[0] < B or b_out.shape[1] != OUT_SIZE + 1):
+    NC = g.width * g.height
+    if (res.summary.shape[0] < B or res.state.shape[0] < B or res.mines.shape[0] < B or res.fog.shape[0] < B
+            or res.attempt_state.shape[0] < B or res.log.shape[0] < B or res.summary.shape[1] != OUT_SIZE + 1):
         raise ValueError("batch output arrays do not fit the batch")
-    if b_mines.shape[1] != NC or b_fog.shape[1] != NC:
+    if res.mines.shape[1] != NC or res.fog.shape[1] != NC:
         raise ValueError("batch output arrays do not match the board size")
     st = np.zeros(1, np.uint64)
     draws = np.zeros(1, np.int64)
     out = np.zeros(OUT_SIZE, np.int64)
+    if B > 0:  # every board's log has the first one's shape: the arrays are checked once
+        check_sizes(g, plan, s, f, Attempts(res.attempt_state[0], res.log[0], out))
     for b in range(B):
         st[0] = states[b]
         draws[0] = 0
-        run_board(st, draws, cand, spawn, N, W, H, shave_radius, min_safe, cap, budget, t_num, t_den, fogp,
-                  nb, nbn, widen, mines, num, rev, known, fog, seen, work, fq, cmask, cm, ccnt, stack, inq, queue,
-                  r0m, allowed, wcount, comp, buf, region, mark, chain, rows, bits, b_astate[b], b_log[b], out)
+        attempt_loop(st, draws, g, plan, fog_rule, s, f, Attempts(res.attempt_state[b], res.log[b], out))
         for i in range(OUT_SIZE):
-            b_out[b, i] = out[i]
-        b_state[b] = st[0]
-        b_out[b, OUT_SIZE] = draws[0]
+            res.summary[b, i] = out[i]
+        res.state[b] = st[0]
+        res.summary[b, OUT_SIZE] = draws[0]
         if out[OUT_PASSED] == 1:
             for c in range(NC):
-                b_mines[b, c] = mines[c]
-                b_fog[b, c] = fog[c]
+                res.mines[b, c] = s.mines[c]
+                res.fog[b, c] = s.fog[c]
 
 
 class AttemptLog(NamedTuple):
@@ -932,14 +1166,20 @@ class BatchResult(NamedTuple):
 
     def attempts(self, b: int) -> AttemptLog:
         """Board ``b``'s attempt log, as ``Workspace.run_attempts`` gives it."""
-        out = self.summary[b, :OUT_SIZE]
-        ran = int(out[OUT_RAN])
-        lg = self.log[b, :ran]
-        rejected = {"r0_cap_rejected": int(out[OUT_CAP]), "unreachable_rejected": int(out[OUT_UNREACH]),
-                    "free_open_rejected": int(out[OUT_FREE]), "min_safe_rejected": int(out[OUT_MINSAFE])}
-        return AttemptLog(ran, bool(out[OUT_PASSED]), rejected, int(out[OUT_KNOWN]), self.attempt_state[b, :ran],
-                          lg[:, LOG_REMOVED], lg[:, LOG_MINES], lg[:, LOG_SAFE], lg[:, LOG_R0], lg[:, LOG_UNREACH],
-                          lg[:, LOG_REVEALED], lg[:, LOG_REVEALED_CORE], lg[:, LOG_FOG], out)
+        return attempt_log(self.summary[b, :OUT_SIZE], self.attempt_state[b], self.log[b])
+
+
+def attempt_log(summary: np.ndarray, state: np.ndarray, log: np.ndarray) -> AttemptLog:
+    """The :class:`AttemptLog` of one board from its summary (OUT_*), the
+    stream state at each attempt's start and its log rows (LOG_*), cut to the
+    attempts run."""
+    ran = int(summary[OUT_RAN])
+    lg = log[:ran]
+    rejected = {"r0_cap_rejected": int(summary[OUT_CAP]), "unreachable_rejected": int(summary[OUT_UNREACH]),
+                "free_open_rejected": int(summary[OUT_FREE]), "min_safe_rejected": int(summary[OUT_MINSAFE])}
+    return AttemptLog(ran, bool(summary[OUT_PASSED]), rejected, int(summary[OUT_KNOWN]), state[:ran],
+                      lg[:, LOG_REMOVED], lg[:, LOG_MINES], lg[:, LOG_SAFE], lg[:, LOG_R0], lg[:, LOG_UNREACH],
+                      lg[:, LOG_REVEALED], lg[:, LOG_REVEALED_CORE], lg[:, LOG_FOG], summary)
 
 
 MAX_SIDE = 1024  # widest board the workspace accepts (a 128x128 benchmark board is well inside)
@@ -962,160 +1202,3 @@ def check_board(width: int, height: int, spawn_side: int, mines: int | None = No
                          f"{width}x{height} board")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1):
         raise ValueError(f"attempt budget must be an integer >= 1, got {budget!r}")
-
-
-class Workspace:
-    """One board size and spawn side: the geometry the kernels read and the
-    scratch arrays they write, sized from the call's own arguments (every
-    per-cell array has W*H entries, every per-attempt array at least the
-    attempt budget, every per-board array at least the batch), so no input
-    makes a kernel write out of bounds.
-
-    Methods are the generator's stages in the seed's words; each unpacks the
-    arrays into one compiled kernel. Not shared between threads."""
-
-    def __init__(self, width: int, height: int, spawn_cells, candidate_cells, neighbours, neighbour_counts):
-        nc = width * height
-        self.width, self.height = width, height
-        self.cx, self.cy = (width - 1) // 2, (height - 1) // 2
-        self.centre = self.cy * width + self.cx
-        self.spawn = np.asarray(spawn_cells, dtype=np.int32)
-        self.cand = np.asarray(candidate_cells, dtype=np.int32)
-        self.nb, self.nbn = neighbours, neighbour_counts
-        self.mines = np.zeros(nc, np.uint8)
-        self.num = np.zeros(nc, np.int32)
-        self.rev = np.zeros(nc, np.uint8)
-        self.known = np.zeros(nc, np.uint8)
-        self.fog = np.zeros(nc, np.uint8)
-        self.seen = np.zeros(nc, np.uint8)
-        self.inq = np.zeros(nc, np.uint8)
-        self.queue = np.zeros(nc, np.int32)
-        self.stack = np.zeros(nc, np.int32)
-        self.fq = np.zeros(nc, np.int32)
-        self.cmask = np.zeros(nc, np.int64)
-        self.cm = np.zeros(nc, np.int32)
-        self.ccnt = np.full(nc, -1, np.int32)
-        self.work = np.zeros(max(nc, 1), np.int32)
-        # the fog step's scratch
-        self.r0m = np.zeros(nc, np.uint8)
-        self.allowed = np.zeros(nc, np.uint8)
-        self.wcount = np.zeros(max(1, (width - 2) * (height - 2)), np.int32)
-        self.comp = np.zeros(nc, np.int32)
-        self.buf = np.zeros(nc, np.int32)
-        self.region = np.zeros(nc, np.int32)
-        self.mark = np.zeros(nc, np.int64)
-        self.chain = np.zeros(nc, np.uint8)
-        self.rows = np.zeros(2 * height, np.uint64)
-        self.bits = np.zeros((FOG_BITS_ROWS, height + 2 * PAD), np.uint64)  # the closure's and fog step's bit rows
-        self._state = np.zeros(1, np.uint64)
-        self._draws = np.zeros(1, np.int64)
-        self._out = np.zeros(OUT_SIZE, np.int64)
-        self._a_state = np.zeros(0, np.uint64)
-        self._log = np.zeros((0, LOG_SIZE), np.int64)
-        self._batch: tuple[np.ndarray, ...] = ()
-
-    def _attempt_arrays(self, budget: int) -> tuple[np.ndarray, np.ndarray]:
-        if self._a_state.shape[0] < budget:
-            self._a_state = np.zeros(budget, np.uint64)
-            self._log = np.zeros((budget, LOG_SIZE), np.int64)
-        return self._a_state, self._log
-
-    def _scratch(self) -> tuple:
-        return (self.nb, self.nbn, WIDEN, self.mines, self.num, self.rev, self.known, self.fog, self.seen,
-                self.work, self.fq, self.cmask, self.cm, self.ccnt, self.stack, self.inq, self.queue,
-                self.r0m, self.allowed, self.wcount, self.comp, self.buf, self.region, self.mark, self.chain, self.rows, self.bits)
-
-    def run_attempts(self, stream, n: int, shave_radius: int, min_safe: int, r0_cap: int, budget: int,
-                     target: Fraction, fog=(0, 0)) -> AttemptLog:
-        """Place-then-verify attempts on ``stream`` (advanced in place) up to
-        the first that passes or the budget (seed 000 "生成重试与成本闸");
-        ``fog`` is ``(regions, aimed cells)`` on a fog row."""
-        check_board(self.width, self.height, 1, None, budget)
-        a_state, log = self._attempt_arrays(budget)
-        self._state[0], self._draws[0] = stream.state, stream.draws
-        run_board(
-            self._state, self._draws, self.cand, self.spawn, n, self.width, self.height, shave_radius, min_safe,
-            r0_cap, budget, target.numerator, target.denominator, np.asarray(fog, np.int64), *self._scratch(),
-            a_state, log, self._out,
-        )
-        stream.state, stream.draws = int(self._state[0]), int(self._draws[0])
-        out = self._out
-        ran = int(out[OUT_RAN])
-        rejected = {"r0_cap_rejected": int(out[OUT_CAP]), "unreachable_rejected": int(out[OUT_UNREACH]),
-                    "free_open_rejected": int(out[OUT_FREE]), "min_safe_rejected": int(out[OUT_MINSAFE])}
-        lg = log[:ran]
-        return AttemptLog(ran, bool(out[OUT_PASSED]), rejected, int(out[OUT_KNOWN]), a_state[:ran],
-                          lg[:, LOG_REMOVED], lg[:, LOG_MINES], lg[:, LOG_SAFE], lg[:, LOG_R0], lg[:, LOG_UNREACH],
-                          lg[:, LOG_REVEALED], lg[:, LOG_REVEALED_CORE], lg[:, LOG_FOG], out)
-
-    def run_batch(self, states: np.ndarray, n: int, shave_radius: int, min_safe: int, r0_cap: int, budget: int,
-                  target: Fraction, fog=(0, 0)) -> BatchResult:
-        """``run_attempts`` for each stream state of ``states`` in one kernel
-        call; every output array is sized from the batch and the budget."""
-        check_board(self.width, self.height, 1, None, budget)
-        boards = states.shape[0]
-        nc = self.width * self.height
-        b = self._batch
-        if not b or b[0].shape[0] < boards or b[4].shape[1] < budget:
-            rows, cols = max(boards, b[0].shape[0] if b else 0), max(budget, b[4].shape[1] if b else 0)
-            b = self._batch = (np.zeros((rows, OUT_SIZE + 1), np.int64), np.zeros(rows, np.uint64),
-                               np.zeros((rows, nc), np.uint8), np.zeros((rows, nc), np.uint8),
-                               np.zeros((rows, cols), np.uint64), np.zeros((rows, cols, LOG_SIZE), np.int64))
-        b_out, b_state, b_mines, b_fog, b_astate, b_log = b
-        run_batch(
-            np.ascontiguousarray(states, dtype=np.uint64), self.cand, self.spawn, n, self.width, self.height,
-            shave_radius, min_safe, r0_cap, budget, target.numerator, target.denominator,
-            np.asarray(fog, np.int64), *self._scratch(), b_astate, b_log, b_out, b_state, b_mines, b_fog,
-        )
-        return BatchResult(b_out[:boards], b_state[:boards], b_mines[:boards], b_fog[:boards], b_astate[:boards],
-                           b_log[:boards])
-
-    def replay(self, state: int, n: int, shave_radius: int, fog=(0, 0)) -> np.ndarray:
-        """Replay the attempt that starts at stream state ``state`` and
-        measure it with its fog whatever its legality; the board stays in
-        the workspace and the summary (OUT_*) is returned."""
-        st = np.array([state], dtype=np.uint64)
-        dr = np.zeros(1, dtype=np.int64)
-        replay_board(st, dr, self.cand, self.spawn, n, self.width, self.height, shave_radius,
-                     np.asarray(fog, np.int64), *self._scratch(), self._out)
-        return self._out
-
-    def place(self, state: int, n: int, shave_radius: int, draws: int = 0) -> tuple[int, int, int]:
-        """Place-then-shave from stream state ``state`` into ``self.mines``;
-        returns ``(ring_removed, state after, draws after)``."""
-        if not 0 <= n <= self.cand.shape[0]:
-            raise ValueError(f"{n} mines do not fit the {self.cand.shape[0]} candidate cells")
-        st = np.array([state], dtype=np.uint64)
-        dr = np.array([draws], dtype=np.int64)
-        removed = place(st, dr, self.cand, self.work, self.mines, n, self.width, self.cx, self.cy, shave_radius)
-        return int(removed), int(st[0]), int(dr[0])
-
-    def numbers(self, mines=None) -> int:
-        """Numbers of ``mines`` (default the workspace's board) into ``self.num``; returns |S|."""
-        return int(numbers_of(self.mines if mines is None else mines, self.nb, self.nbn, self.num))
-
-    def flood_r0(self, fog=None) -> int:
-        """R0 from the spawn square into ``self.rev`` (numbers must be current)."""
-        self.rev[:] = 0
-        fog = self.fog if fog is None else fog
-        return int(flood(self.spawn, self.spawn.shape[0], self.rev, self.num, fog, self.nb, self.nbn, self.queue))
-
-    def unreachable(self, safe: int, mines=None) -> int:
-        """Safe cells not 8-connected through safe cells to the spawn centre."""
-        m = self.mines if mines is None else mines
-        return int(unreachable_safe(m, self.nb, self.nbn, self.centre, safe, self.seen, self.queue))
-
-    def measure(self, mines=None, fog=None, use_subset: bool = True) -> tuple[int, int, int]:
-        """Numbers, R0 and R∞ of a layout (default the workspace's board, no
-        fog); returns ``(safe, r0, revealed)``, leaving R∞ in ``self.rev`` and
-        the proven mines in ``self.known``."""
-        m = self.mines if mines is None else mines
-        if fog is None:
-            self.fog[:] = 0
-            fog = self.fog
-        safe, r0, revealed = measure_into(
-            m, fog, bool(fog.any()), use_subset, self.spawn, self.width, self.height, self.nb, self.nbn, WIDEN,
-            self.num, self.rev, self.known, self.fq, self.cmask, self.cm, self.ccnt, self.stack, self.inq, self.queue,
-            self.bits,
-        )
-        return int(safe), int(r0), int(revealed)

@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from boardgen_pipeline.board import kernels
-from boardgen_pipeline.board.geometry import LayoutError, neighbour_arrays, parse_layout
+from boardgen_pipeline.board.geometry import LayoutError, parse_layout
 from boardgen_pipeline.board.solver import RULE_SETS, spawn_square
+from boardgen_pipeline.board.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,7 @@ def measure_cells(
             raise ValueError(f"cell {c} is both a mine and fog; fog cells are safe")
         f[i] = 1
     _check_board(width, height, spawn_side, m)
-    ws = kernels.Workspace(width, height, spawn_square(width, height, spawn_side), (),
-                           *neighbour_arrays(width, height))
+    ws = Workspace.for_board(width, height, spawn_side)
     safe, r0, revealed = ws.measure(m, f, use_subset=rules == "single_subset")
     unreachable = ws.unreachable(safe, m) if not m[ws.centre] else safe
     nfog = int(f.sum())

@@ -15,16 +15,36 @@ by ``/``) without a per-cell loop.
 
 Every array handed to the kernel is checked here first (ValueError), so no
 input makes it index out of bounds (issue 15; the kernels are fuzzed under
-``NUMBA_BOUNDSCHECK``).
+``NUMBA_BOUNDSCHECK``). The kernel takes its arrays by name (issue 29):
+the boards as :class:`Layouts`, the board size's tables as :class:`Cells`,
+so that a board's fog cannot be read as its mines nor the spawn square as
+the neighbour counts.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from boardgen_pipeline.board.geometry import neighbour_arrays
 from boardgen_pipeline.board.solver import spawn_square
+
+
+class Layouts(NamedTuple):
+    """The boards of a batch, one row of W*H cells a board (uint8 masks)."""
+
+    mines: np.ndarray
+    fog: np.ndarray
+
+
+class Cells(NamedTuple):
+    """One board size's tables, read-only."""
+
+    spawn: np.ndarray  # int32: the spawn square's cells
+    nb: np.ndarray  # int32 [W*H, 8]: each cell's neighbours
+    nbn: np.ndarray  # int32 [W*H]: how many
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -36,15 +56,21 @@ def _no_mine_around(c, m, nb, nbn):
 
 
 @njit(cache=True, error_model="numpy")
-def _r0_rows(mines, fog, spawn, nb, nbn, out, queue):
-    """R0 of each board (row) of ``mines`` into ``out`` (all zero on entry);
-    ``queue`` is per-cell scratch. A cell's number is only needed once it
-    is opened, so it is counted then (and only whether it is zero)."""
+def _r0_rows(layouts, cells, out):
+    """R0 of each board (row) of ``layouts`` into ``out`` (all zero on
+    entry). A cell's number is only needed once it is opened, so it is
+    counted then (and only whether it is zero)."""
+    mines = layouts.mines
+    fog = layouts.fog
+    spawn = cells.spawn
+    nb = cells.nb
+    nbn = cells.nbn
     nc = mines.shape[1]
     if fog.shape != mines.shape or out.shape != mines.shape:
         raise ValueError("fog and R0 arrays must have the shape of the mines")
-    if nb.shape[0] != nc or nbn.shape[0] != nc or queue.shape[0] < nc:
-        raise ValueError("neighbour table and scratch must hold one entry a cell")
+    if nb.shape[0] != nc or nbn.shape[0] != nc:
+        raise ValueError("the neighbour table must hold one entry a cell")
+    queue = np.empty(nc, np.int32)
     for i in range(spawn.shape[0]):
         if spawn[i] < 0 or spawn[i] >= nc:
             raise ValueError("spawn cells must lie on the board")
@@ -115,10 +141,9 @@ def r0_batch(mines, fog, width: int, height: int, spawn_side: int = 3) -> np.nda
         raise ValueError(f"spawn side must be an integer, got {spawn_side!r}")
     nb, nbn = neighbour_arrays(int(width), int(height))
     spawn = np.asarray(spawn_square(int(width), int(height), int(spawn_side)), dtype=np.int32)
-    nc = m.shape[1]
     out = np.zeros(m.shape, np.uint8)
     if m.shape[0]:
-        _r0_rows(m, f, spawn, nb, nbn, out, np.zeros(nc, np.int32))
+        _r0_rows(Layouts(mines=m, fog=f), Cells(spawn=spawn, nb=nb, nbn=nbn), out)
     return out
 
 

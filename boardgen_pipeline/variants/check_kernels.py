@@ -29,9 +29,16 @@ The rules, by check group (as ``outcomes.board_issues`` groups them):
 
 R0 is the caller's, recomputed from the boards (``board.r0``), never the
 placement's own.
+
+The compiled pass takes its arrays by name (issue 29): the boards as
+:class:`Boards`, the overlays' columns as :class:`OverlayColumns`, the
+scratch as :class:`CheckScratch`; a board's fog read as its R0, or one
+overlay column read as another, would flag other boards without an error.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -65,6 +72,45 @@ GROUP_BITS = {group: sum(BIT[r] for r in rules) for group, rules in RULE_GROUPS.
  B_DISCONNECTED, B_SIZE, B_TOUCH, B_OVER_TARGET, B_SHORTFALL) = (BIT[r] for r in RULES[:14])
 
 
+class Boards(NamedTuple):
+    """The boards of a row: their size and one row of W*H cells a board
+    (uint8 masks)."""
+
+    width: int
+    height: int
+    mines: np.ndarray
+    fog: np.ndarray
+    r0: np.ndarray  # recomputed from the boards
+
+
+class OverlayColumns(NamedTuple):
+    """An ``OverlayBatch``'s columns the domain and pack rules read (int64)."""
+
+    width: np.ndarray  # [boards]: the size each overlay says it is for
+    height: np.ndarray  # [boards]
+    cell_offsets: np.ndarray  # [boards + 1]: each board's slice of cells
+    cells: np.ndarray
+    pack_offsets: np.ndarray  # [boards + 1]: each board's packs
+    pack_cell_offsets: np.ndarray  # [packs + 1]: each pack's slice of pack_cells
+    pack_cells: np.ndarray
+    pack_min: np.ndarray  # [boards]
+    pack_max: np.ndarray  # [boards]
+    target: np.ndarray  # [boards]
+    shortfall: np.ndarray  # [boards]
+
+
+class CheckScratch(NamedTuple):
+    """Per-cell scratch, all zero on entry (int64)."""
+
+    count: np.ndarray  # how many pack cells sit on a cell; left zero after each board
+    in_cells: np.ndarray  # stamps, never cleared: a stamp is used once
+    member: np.ndarray  # stamps
+    mark: np.ndarray  # stamps
+    label: np.ndarray  # the piece a cell belongs to
+    piece_size: np.ndarray
+    queue: np.ndarray
+
+
 @njit(cache=True, error_model="numpy")
 def _piece(start, member, mark, stamp, nb, nbn, queue, label, piece_id):
     """Mark under ``stamp`` (and label ``piece_id``) the 8-connected piece of
@@ -88,15 +134,32 @@ def _piece(start, member, mark, stamp, nb, nbn, queue, label, piece_id):
 
 
 @njit(cache=True, error_model="numpy")
-def domain_pack_flags(mines, fog, r0, W, H, ow, oh, cell_offsets, cells, pack_offsets, pack_cell_offsets, pack_cells,
-                      pack_min, pack_max, target, shortfall, nb, nbn, flags,
-                      count, in_cells, member, mark, label, piece_size, queue):
-    """The ``domain`` and ``packs`` bits of every board into ``flags``.
-
-    Per-cell scratch, all zero on entry: ``count`` (how many pack cells sit
-    on a cell; left zero after each board), the stamps ``in_cells``,
-    ``member``, ``mark`` (int64, never cleared: a stamp is used once),
-    ``label``, ``piece_size`` and ``queue``."""
+def domain_pack_flags(bd, ov, nb, nbn, flags, scratch):
+    """The ``domain`` and ``packs`` bits of every board of ``bd`` (its
+    overlay's columns in ``ov``) into ``flags``."""
+    mines = bd.mines
+    fog = bd.fog
+    r0 = bd.r0
+    W = bd.width
+    H = bd.height
+    ow = ov.width
+    oh = ov.height
+    cell_offsets = ov.cell_offsets
+    cells = ov.cells
+    pack_offsets = ov.pack_offsets
+    pack_cell_offsets = ov.pack_cell_offsets
+    pack_cells = ov.pack_cells
+    pack_min = ov.pack_min
+    pack_max = ov.pack_max
+    target = ov.target
+    shortfall = ov.shortfall
+    count = scratch.count
+    in_cells = scratch.in_cells
+    member = scratch.member
+    mark = scratch.mark
+    label = scratch.label
+    piece_size = scratch.piece_size
+    queue = scratch.queue
     boards, nc = mines.shape
     if fog.shape != mines.shape or r0.shape != mines.shape or W * H != nc or nb.shape[0] != nc or nbn.shape[0] != nc:
         raise ValueError("fog, R0 and neighbour table must match the boards")
@@ -281,12 +344,11 @@ def rule_flags(batch, mines, fog, r0, width: int, height: int) -> np.ndarray:
     nb, nbn = neighbour_arrays(int(width), int(height))
     flags = np.zeros(boards, np.int64)
     if boards:
-        domain_pack_flags(mines, fog, r0, int(width), int(height), per["width"], per["height"], cell_offsets, cells,
-                          pack_offsets, pack_cell_offsets, pack_cells, per["pack_min"], per["pack_max"],
-                          per["target"], per["shortfall"], nb, nbn, flags,
-                          np.zeros(nc, np.int64), np.zeros(nc, np.int64), np.zeros(nc, np.int64),
-                          np.zeros(nc, np.int64), np.zeros(nc, np.int64), np.zeros(nc, np.int64),
-                          np.zeros(nc, np.int64))
+        columns = OverlayColumns(cell_offsets=cell_offsets, cells=cells, pack_offsets=pack_offsets,
+                                 pack_cell_offsets=pack_cell_offsets, pack_cells=pack_cells, **per)
+        scratch = CheckScratch._make(np.zeros(nc, np.int64) for _ in CheckScratch._fields)
+        domain_pack_flags(Boards(width=int(width), height=int(height), mines=mines, fog=fog, r0=r0), columns, nb,
+                          nbn, flags, scratch)
     return (flags | _one_type_flags(batch) | _boss_flags(batch)).astype(np.uint32)
 
 

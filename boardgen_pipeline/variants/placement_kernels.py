@@ -29,11 +29,19 @@ and stays in Python (``variants.batch``); only region rows reach this kernel.
 The target of a candidate count is read from a table computed in exact
 Python integers (``percent_of_cells`` is a Fraction whose numerator times the
 cell count need not fit 64 bits).
+
+The kernel takes its arrays by name (issue 29): the boards as
+:class:`Candidates`, the row's rule as :class:`PackRule`, its outputs as
+:class:`PlacementOut` and its scratch as :class:`PlacementScratch`, so that
+no two arrays of one kind stand side by side where one could take the
+other's place (the neighbour table and its counts stay positional: swapped,
+they do not compile).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -47,6 +55,44 @@ OUT_TYPE, OUT_TARGET, OUT_CANDIDATES, OUT_DRAWS, OUT_SHORTFALL, OUT_PACKS = rang
 
 
 OUT_SIZE = 6
+
+
+class Candidates(NamedTuple):
+    """The boards of a batch, one row of W*H cells a board (uint8 masks)."""
+
+    mines: np.ndarray
+    taken: np.ndarray  # R0 and fog cells: safe, but no candidates
+
+
+class PackRule(NamedTuple):
+    """The region placement rule of a row."""
+
+    pool_size: int  # types in the region pool
+    pack_min: int
+    pack_max: int
+    targets: np.ndarray  # int64 [W*H + 1]: the target for each candidate count (``target_table``)
+
+
+class PlacementOut(NamedTuple):
+    """Where the kernel writes (see ``place_region_rows``)."""
+
+    summary: np.ndarray  # int64 [boards, OUT_SIZE]
+    pack_ends: np.ndarray  # int64: the end of each pack in pack_cells
+    pack_cells: np.ndarray  # int64: the packs' cells, pack after pack, each sorted
+    cells: np.ndarray  # int64: each board's cells, sorted, board after board
+    cell_ends: np.ndarray  # int64 [boards]: the end of each board's cells
+
+
+class PlacementScratch(NamedTuple):
+    """The kernel's scratch, one entry a cell unless said otherwise."""
+
+    free: np.ndarray  # uint8: cells still free for a pack
+    in_pack: np.ndarray  # uint8: 1 in the pack, 2 listed in the frontier, 3 placed
+    seen: np.ndarray  # int64: search stamps
+    queue: np.ndarray  # int64
+    frontier: np.ndarray  # int64 [8 x the largest pack]
+    left: np.ndarray  # int64: cells that left the free set
+    pack: np.ndarray  # int64 [the largest pack]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -97,20 +143,34 @@ def _drop_small(start, free, nb, nbn, seen, round_base, stamp, queue, pack_min):
 
 
 @njit(cache=True, error_model="numpy")
-def place_region_rows(states, mines, taken, pool_size, targets, pack_min, pack_max, nb, nbn,
-                      summary, pack_ends, pack_cells, cells, cell_ends,
-                      free, in_pack, seen, queue, frontier, left, pack):
-    """Region placement of each board (row) of ``mines``.
+def place_region_rows(states, boards_in, rule, nb, nbn, out, scratch):
+    """Region placement of each board (row) of ``boards_in.mines``.
 
     ``states[b]``: the initial state of board b's ``variant_place`` stream;
-    ``taken``: R0 and fog cells (not candidates); ``targets[C]``: the target
-    for ``C`` candidates. Per board into ``summary[b, OUT_*]``; the packs of
-    all boards one after another, each pack's cells sorted, into
-    ``pack_cells`` with ``pack_ends`` (the end of each pack there); each
-    board's sorted cells into ``cells`` with ``cell_ends``. Returns the
-    pack count.
-    ``free``, ``in_pack``, ``seen`` (int64), ``queue``, ``left`` are per-cell
-    scratch, ``frontier`` holds 8 cells per pack cell, ``pack`` one pack."""
+    ``boards_in.taken``: R0 and fog cells (not candidates);
+    ``rule.targets[C]``: the target for ``C`` candidates. Per board into
+    ``out.summary[b, OUT_*]``; the packs of all boards one after another,
+    each pack's cells sorted, into ``out.pack_cells`` with ``out.pack_ends``
+    (the end of each pack there); each board's sorted cells into
+    ``out.cells`` with ``out.cell_ends``. Returns the pack count."""
+    mines = boards_in.mines
+    taken = boards_in.taken
+    pool_size = rule.pool_size
+    targets = rule.targets
+    pack_min = rule.pack_min
+    pack_max = rule.pack_max
+    summary = out.summary
+    pack_ends = out.pack_ends
+    pack_cells = out.pack_cells
+    cells = out.cells
+    cell_ends = out.cell_ends
+    free = scratch.free
+    in_pack = scratch.in_pack
+    seen = scratch.seen
+    queue = scratch.queue
+    frontier = scratch.frontier
+    left = scratch.left
+    pack = scratch.pack
     boards, nc = mines.shape
     biggest = min(pack_max, nc)
     if taken.shape != mines.shape or states.shape[0] < boards or nb.shape[0] != nc or nbn.shape[0] != nc:
@@ -303,23 +363,26 @@ def place_regions(states, mines, taken, *, width: int, height: int, pool_size: i
     nb, nbn = neighbour_arrays(int(width), int(height))
     # a pack never exceeds the target, which never exceeds W*H
     pack_cap = min(int(pack_max), nc)
-    scratch = (np.zeros(nc, np.uint8), np.zeros(nc, np.uint8), np.zeros(nc, np.int64), np.zeros(nc, np.int64),
-               np.zeros(8 * pack_cap, np.int64), np.zeros(nc, np.int64), np.zeros(pack_cap, np.int64))
+    scratch = PlacementScratch(free=np.zeros(nc, np.uint8), in_pack=np.zeros(nc, np.uint8),
+                               seen=np.zeros(nc, np.int64), queue=np.zeros(nc, np.int64),
+                               frontier=np.zeros(8 * pack_cap, np.int64), left=np.zeros(nc, np.int64),
+                               pack=np.zeros(pack_cap, np.int64))
+    rule = PackRule(pool_size=int(pool_size), pack_min=int(pack_min), pack_max=int(pack_max), targets=targets)
     chunk = max(1, BATCH_CELLS // nc)
     parts = []
     for start in range(0, boards, chunk):
         part = slice(start, min(boards, start + chunk))
         size = part.stop - part.start
-        summary = np.zeros((size, OUT_SIZE), np.int64)
         # a board places at most its candidates, and every pack holds a cell
         cap = size * nc
-        pack_ends, pack_cells, cells = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
-        cell_ends = np.zeros(size, np.int64)
-        n_packs = place_region_rows(states[part], mines[part], taken[part], int(pool_size), targets, int(pack_min),
-                                    int(pack_max), nb, nbn, summary, pack_ends, pack_cells, cells, cell_ends, *scratch)
-        n_cells = int(cell_ends[-1])
-        parts.append((summary, np.diff(pack_ends[:n_packs], prepend=0), pack_cells[:n_cells],
-                      np.diff(cell_ends, prepend=0), cells[:n_cells]))
+        out = PlacementOut(summary=np.zeros((size, OUT_SIZE), np.int64), pack_ends=np.empty(cap, np.int64),
+                           pack_cells=np.empty(cap, np.int64), cells=np.empty(cap, np.int64),
+                           cell_ends=np.zeros(size, np.int64))
+        n_packs = place_region_rows(states[part], Candidates(mines=mines[part], taken=taken[part]), rule, nb, nbn,
+                                    out, scratch)
+        n_cells = int(out.cell_ends[-1])
+        parts.append((out.summary, np.diff(out.pack_ends[:n_packs], prepend=0), out.pack_cells[:n_cells],
+                      np.diff(out.cell_ends, prepend=0), out.cells[:n_cells]))
     if not parts:
         empty = np.zeros(0, np.int64)
         return RegionPlacement(np.zeros((0, OUT_SIZE), np.int64), empty, empty, empty, empty)
