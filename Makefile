@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine with only python3:
 #   make run   - the nightly calibration into warehouse/ (prints where to look)
 #   make test  - the test suite (what .ci/run runs); installs Debian's Chromium for the
-#                browser test when missing and run as root (scripts/ensure_chromium.sh)
+#                browser test and starts (or installs) PostgreSQL for the instance tests when
+#                missing and run as root (scripts/ensure_chromium.sh, scripts/ensure_postgres.sh)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
@@ -23,6 +24,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/ensure_chromium.sh
+	bash scripts/ensure_postgres.sh
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest

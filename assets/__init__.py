@@ -1,9 +1,18 @@
-"""The Dagster code location of boardgen (SPEC 9; issue 3).
+"""The Dagster code location of boardgen (SPEC 9; issue 3; issue 28 "assets/
+is wiring").
 
 Thin wiring only: every asset, check, schedule and sensor here calls plain
-functions of ``boardgen_pipeline.steps`` (``chain``, ``publish_rows``, ``table_check``,
-``draw_node_maps``, ``stratify``, ``regen``, ``summary``) and
-of ``boardgen_pipeline.warehouse``; it holds no domain rule. ``assets.definitions.defs`` is the ``Definitions``
-object that ``workspace.yaml`` loads; ``python -m assets.nightly`` is what
-``make run`` calls.
+functions of ``boardgen_pipeline.steps`` and ``boardgen_pipeline.warehouse``
+and holds no domain rule. ``assets.definitions.defs`` is what
+``workspace.yaml`` loads; ``python -m assets.nightly`` is what ``make run``
+calls, ``assets.worker`` the processes of its runs.
 """
+
+import warnings
+
+import dagster as dg
+
+# The location uses Dagster's beta/preview APIs knowingly (observable source assets); said once in
+# docs/decisions.md, not on every import of every process.
+for _category in (dg.BetaWarning, dg.PreviewWarning):
+    warnings.filterwarnings("ignore", category=_category)

@@ -1,37 +1,29 @@
-"""When the calibration runs: the nightly schedule (02:00) and the table-edit
-sensor (SPEC 9; issue 3 "Nightly schedule", "Regeneration after a table edit";
-issue 12 "Dagster-native execution"; issue 13 "one run per edit").
+"""The jobs, the nightly schedule (02:00) and the table-edit sensor (SPEC 9;
+issue 3 "Nightly schedule", "Regeneration after a table edit"; issue 13 "one
+run per edit"; issue 28 "runs are the unit of scale-out").
 
-Both target one job, ``calibration_job`` (the whole graph), and launch *one*
-run each time: the step ``calibrate`` (every row, then the strata) has ``BackfillPolicy.single_run()``,
-so a run covers a range of row partitions (``partition_range_tags``), the
-step spreads its rows over its workers and records one materialization and
-one set of checks per row partition, and the unpartitioned node-map draws
-and stratified figures follow in the same run, after every row's report.
+Four jobs over one graph, each a fixed selection (a run executes its job
+whole: ``dagster.execute_job`` adds the checks of any asset it is asked to
+select, so a subset could not leave them out):
 
-- ``ALL_SELECTION``: table observation -> validated rows -> seed batch ->
-  boards (+ checks) -> variant overlays (+ checks) -> report (+ the
-  table-wide F4 check) -> node-map draws (+ checks) -> stratified figures;
-- ``ROW_SELECTION``: the per-row part of it (a row or a range of rows);
-- ``OVERLAY_SELECTION``: the rows' overlays alone (only the variation table
-  changed), plus the pools;
-- ``POOLS_SELECTION``: node-map draws and stratified figures alone;
-- ``VALIDATE_SELECTION``: the table assets alone.
+- ``calibration_prepare``: the tables observed and validated, the node-map
+  draws (before the rows);
+- ``calibration_rows``: the row assets without their checks: a run over a
+  range of row partitions records its rows (the nightly's ranges, the
+  schedule's, a backfill's);
+- ``calibration_table``: the table-wide checks and the stratified figures,
+  after the rows;
+- ``calibration_job``: everything, for one run per edit (the sensor) and
+  for a click in the UI.
 
-The sensor asks ``boardgen_pipeline.steps.currency`` what is current (the
-fingerprints in the tables against the ones the warehouse stores) and
-requests one run per edit: the range of row partitions that covers the rows
-whose boards (or only overlays) changed, then the stratified figures (they
-read every report); the node-map draws only when their own inputs changed
-(the pools, the number of adventures, the table's row keys: issue 23, a row
-edit redraws no map); or the figures or draws alone when only they are
-stale. A range is contiguous in partition order, so rows between two edited
-rows are regenerated too (bit-identical boards: the cost of one run per
-edit; docs/decisions.md). It adds partitions for new rows and deletes those
-of removed rows. Why a sensor and not declarative automation: see
-``docs/decisions/pipeline.md``.
+The schedule asks for the nightly's ranges (``steps.runs.plan``: about
+equal cost, ``$BOARDGEN_WORKERS`` lanes, default the instance's concurrency
+of 2), which the queued coordinator hands to the run launcher; the sensor
+then asks for the table run once no row is in flight. What the sensor asks
+for is the library's decision (``steps.regen.decide``); this module turns it
+into run requests. Why a sensor and not declarative automation:
+docs/decisions/pipeline.md.
 """
-
 
 import os
 import time
@@ -40,86 +32,119 @@ import dagster as dg
 
 from boardgen_pipeline.calibration import fingerprints
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.steps import currency, regen
-from boardgen_pipeline.warehouse import publish
+from boardgen_pipeline.steps import regen, runs
+from boardgen_pipeline.steps.pool import workers_for
 
+from .names import (
+    ALL_ASSETS,
+    BATCH_TAG,
+    CALIBRATION_JOB,
+    CHECKED,
+    DRAWS,
+    OVERLAYS,
+    PREPARE_JOB,
+    REASON_TAG,
+    ROW_ASSETS,
+    ROWS_JOB,
+    STRATA,
+    TABLE_JOB,
+    TABLES,
+    TRIGGER_TAG,
+    range_tags,
+)
 from .partitions import board_rows
 from .resources import BoardgenSettings
 from .tables import table_digest
 
-CALIBRATION_JOB = "calibration_job"
 NIGHTLY_CRON = "0 2 * * *"
 NIGHTLY_TIMEZONE = os.environ.get("BOARDGEN_TIMEZONE", "UTC")
-VALIDATE_SELECTION = [dg.AssetKey("table_files"), dg.AssetKey("validated_rows")]
-# One row partition: its boards, overlays and report.
-ROW_SELECTION = [*VALIDATE_SELECTION, dg.AssetKey("seed_batches"), dg.AssetKey("boards"),
-                 dg.AssetKey("variant_overlays"), dg.AssetKey("calibration_report")]
-# A row's overlays alone (its boards are current; the variation table changed).
-OVERLAY_SELECTION = [*VALIDATE_SELECTION, dg.AssetKey("variant_overlays")]
-# Not per row, after every row's report: node-map draws and the stratified figures.
-NODE_MAPS, STRATA = dg.AssetKey("node_map_draws"), dg.AssetKey("calibration_strata")
-POOLS_ASSETS = [NODE_MAPS, STRATA]
-POOLS_SELECTION = [*VALIDATE_SELECTION, *POOLS_ASSETS]
-ALL_SELECTION = [*ROW_SELECTION, *POOLS_ASSETS]
-ALL_ASSETS = ("table_files", "validated_rows", "seed_batches", "boards", "variant_overlays", "calibration_report",
-              "node_map_draws", "calibration_strata")
-TRIGGER_TAG = "boardgen/trigger"
-SENSOR_SECONDS = 1
-RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
-
-def partition_range_tags(keys: list[str], order: list[str]) -> dict:
-    """The run tags of one run over the range of partitions (in ``order``, the
-    partitions' registration order) that covers ``keys``."""
-    index = {k: i for i, k in enumerate(order)}
-    ranked = sorted(keys, key=index.__getitem__)
-    return {RANGE_START: ranked[0], RANGE_END: ranked[-1]}
-
-
-def range_request(keys: list[str], order: list[str], selection, tags: dict, run_key: str | None = None):
-    """One run over the rows ``keys`` (a single partition when there is one)."""
-    if len(keys) == 1:
-        return dg.RunRequest(run_key=run_key, partition_key=keys[0], asset_selection=selection, tags=tags)
-    return dg.RunRequest(run_key=run_key, asset_selection=selection, tags={**tags, **partition_range_tags(keys, order)})
-
-calibration_job = dg.define_asset_job(
-    CALIBRATION_JOB,
-    selection=dg.AssetSelection.assets(*ALL_ASSETS),
-    # the rows go to the step's own workers (resources.RowWorkers); the other steps are small
+prepare_job = dg.define_asset_job(
+    PREPARE_JOB, selection=dg.AssetSelection.assets(*TABLES, DRAWS), executor_def=dg.in_process_executor,
+    description="Before the rows: the tables observed and validated (partitions kept in step), the node-map draws.")
+rows_job = dg.define_asset_job(
+    ROWS_JOB, selection=dg.AssetSelection.assets(*ROW_ASSETS).without_checks(),
     executor_def=dg.in_process_executor,
-    description="The whole calibration graph. With a row partition (e.g. 1-0) and the row selection: validate the "
-                "tables, generate N boards, check A, A'', A', B, B', E, place and check the variant overlays, "
-                "report. Without a partition, the pools selection: node-map draws (+ checks) and the stratified "
-                "figures; or the table assets alone.",
-)
+    description="A range of row partitions: seed batch, boards, overlays, report of each row, recorded as each is "
+                "published. The table-wide checks come after, in calibration_table.")
+table_job = dg.define_asset_job(
+    TABLE_JOB,
+    selection=dg.AssetSelection.assets(STRATA) | dg.AssetSelection.checks_for_assets(*CHECKED),
+    executor_def=dg.in_process_executor,
+    description="After the rows: every table-wide check (F4, the overlay checks, every row passes F4) and the "
+                "stratified figures, from the warehouse.")
+calibration_job = dg.define_asset_job(
+    CALIBRATION_JOB, selection=dg.AssetSelection.assets(*ALL_ASSETS), executor_def=dg.in_process_executor,
+    description="The whole graph: with a row partition or range, the rows, then the table-wide checks and figures.")
+
+
+def table_checks() -> list[dg.AssetCheckKey]:
+    """Every table-wide check key of the graph (the checks of ``CHECKED``)."""
+    from .calibration import CHECK_SPECS
+
+    return [spec.key for spec in CHECK_SPECS]
+
+
+def _keys(*names) -> list[dg.AssetKey]:
+    return [dg.AssetKey(n) for n in names]
 
 
 @dg.schedule(
     name="nightly_calibration",
     cron_schedule=NIGHTLY_CRON,
     execution_timezone=NIGHTLY_TIMEZONE,
-    job=calibration_job,
+    job=rows_job,  # the draws and the table's checks follow: the table-edit sensor asks for them
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Every row of the board_gen table, every night at 02:00: one run over every row partition, "
-                "then the node-map draws and stratified figures in the same run.",
+    description="Every row of the board_gen table, every night at 02:00: ranges of rows of about equal cost, one run "
+                "each (queued, then launched by the instance's run launcher); the table-edit sensor asks for the "
+                "table-wide checks and figures once no row is in flight.",
 )
 def nightly_calibration(context: dg.ScheduleEvaluationContext, settings: BoardgenSettings):
     day = context.scheduled_execution_time.strftime("%Y-%m-%d") if context.scheduled_execution_time else "now"
-    tags = {TRIGGER_TAG: "nightly"}
+    tags = {TRIGGER_TAG: "nightly", BATCH_TAG: f"nightly-{day}"}
     try:
         table = settings.load_table()
-    except TableError:
-        # The run fails at validated_rows with the validation report; nothing downstream runs.
-        return dg.RunRequest(run_key=f"nightly-{day}-invalid-table", asset_selection=VALIDATE_SELECTION, tags=tags)
+    except TableError:  # the run fails at validated_rows with the validation report; nothing downstream runs
+        return dg.RunRequest(run_key=f"nightly-{day}-invalid-table", asset_selection=_keys(*TABLES), tags=tags)
     keys = sorted(fingerprints.fingerprints_now(table, settings.samples, settings.master_seed), key=fingerprints.row_key)
     registered = context.instance.get_dynamic_partitions(board_rows.name)
     missing = [k for k in keys if k not in set(registered)]
-    if missing:  # a schedule cannot return partition requests: register new rows so their run resolves
+    if missing:  # a schedule cannot return partition requests: register new rows so their runs resolve
         context.instance.add_dynamic_partitions(board_rows.name, missing)
     order = [*registered, *missing]
-    # Rows of a removed table row stay registered until validated_rows prunes them: the range must cover
-    # every current row, and the steps skip nothing (a removed row's partition fails its table lookup).
-    return range_request(keys, order, ALL_SELECTION, tags, run_key=f"nightly-{day}")
+    lanes = runs.plan(order, runs.row_costs(table, settings.samples), workers_for(len(keys), _slots()))
+    return [dg.RunRequest(run_key=f"nightly-{day}-{i}", tags={**tags, **range_tags(r.first, r.last)})
+            for i, r in enumerate(r for lane in lanes for r in lane)]
+
+
+def _slots() -> int:
+    """Runs at once: ``$BOARDGEN_WORKERS``, else the queue's default concurrency (``assets.home``)."""
+    text = os.environ.get("BOARDGEN_WORKERS", "")
+    return int(text) if text.isdigit() and int(text) > 0 else 2
+
+
+def _request(request: regen.Request, order: list[str], checks: list[dg.AssetCheckKey]) -> dg.RunRequest:
+    tags = {TRIGGER_TAG: "table_edit", REASON_TAG: request.reason}
+    draws = [DRAWS] if request.draws else []
+    if request.kind == regen.VALIDATE:
+        return dg.RunRequest(asset_selection=_keys(*TABLES), tags=tags)
+    draw_checks = [k for k in checks if k.asset_key.to_user_string() == DRAWS] if draws else []
+    table_checks_ = [k for k in checks if k.asset_key.to_user_string() in CHECKED]
+    if request.kind == regen.ROWS:
+        index = {k: i for i, k in enumerate(order)}
+        ranked = sorted(request.partitions, key=index.__getitem__)
+        selection = _keys(*TABLES, *draws, *ROW_ASSETS, STRATA)
+        if len(ranked) == 1:
+            return dg.RunRequest(partition_key=ranked[0], asset_selection=selection,
+                                 asset_check_keys=[*table_checks_, *draw_checks], tags=tags)
+        return dg.RunRequest(asset_selection=selection, asset_check_keys=[*table_checks_, *draw_checks],
+                             tags={**tags, **range_tags(ranked[0], ranked[-1])})
+    if request.kind == regen.OVERLAYS:  # nothing reads the overlays: they and their checks alone
+        overlay_checks = [k for k in checks if k.asset_key.to_user_string() == OVERLAYS]
+        return dg.RunRequest(asset_selection=_keys(*TABLES, *draws, OVERLAYS),
+                             asset_check_keys=[*overlay_checks, *draw_checks], tags=tags)
+    return dg.RunRequest(asset_selection=_keys(*TABLES, *draws, STRATA), asset_check_keys=[*table_checks_, *draw_checks],
+                         tags=tags)
 
 
 @dg.sensor(
@@ -127,82 +152,45 @@ def nightly_calibration(context: dg.ScheduleEvaluationContext, settings: Boardge
     job=calibration_job,
     # As often as the daemon's sensor loop turns (every 5 s in Dagster 1.13): a saved edit starts its run
     # 2.5 s later on average (issue 23). A tick that finds nothing changed costs a stat of each file.
-    minimum_interval_seconds=SENSOR_SECONDS,
+    minimum_interval_seconds=1,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Regenerates exactly the rows whose fingerprint changed (overlays alone when only they changed), "
-                "then the stratified figures; the node-map draws only when their pools, the number of "
-                "adventures or the table's rows changed; adds/removes row partitions.",
+                "then the table-wide checks and figures, in one run; the node-map draws only when their pools, the "
+                "number of adventures or the table's rows changed; adds/removes row partitions.",
 )
 def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSettings):
     try:
         catalog = settings.load_catalog()
     except TableError as exc:
-        cursor = regen.load_cursor(context.cursor)
-        digest = table_digest(settings)
-        if cursor.get("invalid") == digest:
-            return dg.SkipReason(f"board_gen table still invalid (run already requested):\n{exc.report()}")
-        cursor["invalid"] = digest
-        return dg.SensorResult(
-            run_requests=[dg.RunRequest(asset_selection=VALIDATE_SELECTION, tags={TRIGGER_TAG: "table_edit"})],
-            cursor=regen.dump_cursor(cursor),
-        )
-    table = catalog.board_gen
-    now = fingerprints.fingerprints_now(table, settings.samples, settings.master_seed)
-    stored = currency.fingerprints_stored(settings.root, now)
-    registered = context.instance.get_dynamic_partitions(board_rows.name)
-    clock = time.time()
-    was_in_flight = set(regen.load_cursor(context.cursor)["in_flight"])
-    plan, cursor_text = regen.advance(context.cursor, now, stored, registered, clock)
-    cursor = regen.load_cursor(cursor_text)
-    # Overlays of rows whose published boards stay: stale when the variation table (or the row's
-    # Boss flag) changed. A rejected batch has no overlays to place; a row whose run was in flight
-    # until now may still be writing them: next tick.
-    published = {fingerprints.partition_key(k) for k in publish.keys_in(settings.root, "boards")}
-    boards_current = [k for k in plan.keep if k in published and k not in was_in_flight]
-    overlays_now = {k: fp for k, fp in fingerprints.overlay_fingerprints_now(catalog, settings.samples,
-                                                                     settings.master_seed).items()
-                    if k in boards_current}
-    overlays = regen.advance_stale(cursor, "overlays_in_flight", overlays_now,
-                                   currency.overlay_fingerprints_stored(settings.root, overlays_now), clock)
-    # The draws read the pools and the table's row keys, not the rows' parameters: a row edit redraws no map.
-    adventures = settings.node_map_adventures
-    draws = regen.advance_stale(cursor, "draws_in_flight",
-                                {"draws": currency.draws_fingerprint_now(catalog, adventures)},
-                                {"draws": currency.draws_fingerprint_stored(settings.root)}, clock)
-    # The figures read every row's report: with the rows' run, or alone once no row is in flight.
-    strata = []
-    if not plan.regenerate and not cursor["in_flight"]:
-        strata = regen.advance_stale(
-            cursor, "strata_in_flight",
-            {"strata": currency.strata_fingerprint_now(settings.root, catalog, settings.samples,
-                                                       settings.master_seed, adventures)},
-            {"strata": currency.strata_fingerprint_stored(settings.root)}, clock)
-    cursor_text = regen.dump_cursor(cursor)
-    if plan.empty and not overlays and not draws and not strata:
-        return dg.SensorResult(skip_reason=f"{len(plan.keep)} rows unchanged", cursor=cursor_text)
-    # One run per edit: the range covering every row whose boards or overlays changed, then the figures.
-    order = [*registered, *plan.add]
-    tags = {TRIGGER_TAG: "table_edit"}
-    pools = [NODE_MAPS] if draws else []
-    requests = []
-    if plan.regenerate:
-        requests.append(range_request(sorted({*plan.regenerate, *overlays}, key=fingerprints.row_key), order,
-                                      [*ROW_SELECTION, *pools, STRATA],
-                                      {**tags, "boardgen/reason": "rows changed: " + " ".join(plan.regenerate)[:200]}))
-    elif overlays:
-        requests.append(range_request(overlays, order, [*OVERLAY_SELECTION, *pools],
-                                      {**tags, "boardgen/reason": "overlays changed: " + " ".join(overlays)[:200]}))
-    elif draws or strata:
-        requests.append(dg.RunRequest(asset_selection=[*VALIDATE_SELECTION, *pools, STRATA],
-                                      tags={**tags, "boardgen/reason": "node maps changed" if draws
-                                            else "reports changed"}))
-    if plan.remove and not requests:  # prune the removed rows' files and views
-        requests.append(dg.RunRequest(asset_selection=VALIDATE_SELECTION, tags={TRIGGER_TAG: "table_edit"}))
-    context.log.info(f"regenerate {plan.regenerate}; overlays {overlays}; draws {bool(draws)}; strata "
-                     f"{bool(strata)}; add {plan.add}; remove {plan.remove}; keep {len(plan.keep)}")
+        decision = regen.decide_invalid(context.cursor, table_digest(settings), exc.report())
+    else:
+        clock = time.time()
+        in_flight = regen.rows_in_flight(context.cursor, clock) or _calibration_in_progress(context.instance)
+        facts = regen.gather(settings.root, catalog, settings.samples, settings.master_seed,
+                             settings.node_map_adventures, in_flight)
+        decision = regen.decide(facts, context.instance.get_dynamic_partitions(board_rows.name), context.cursor, clock)
+    if not decision.requests and not decision.add and not decision.remove:
+        return dg.SensorResult(skip_reason=decision.skip_reason or "nothing to do", cursor=decision.cursor)
+    context.log.info(decision.log)
+    order = [*context.instance.get_dynamic_partitions(board_rows.name), *decision.add]
+    checks = table_checks() + _draw_checks()
     partition_requests = []
-    if plan.add:
-        partition_requests.append(board_rows.build_add_request(plan.add))
-    if plan.remove:
-        partition_requests.append(board_rows.build_delete_request(plan.remove))
-    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=partition_requests, cursor=cursor_text)
+    if decision.add:
+        partition_requests.append(board_rows.build_add_request(decision.add))
+    if decision.remove:
+        partition_requests.append(board_rows.build_delete_request(decision.remove))
+    return dg.SensorResult(run_requests=[_request(r, order, checks) for r in decision.requests],
+                           dynamic_partitions_requests=partition_requests, cursor=decision.cursor)
+
+
+def _draw_checks() -> list[dg.AssetCheckKey]:
+    from boardgen_pipeline.steps import draw_node_maps
+
+    return [dg.AssetCheckKey(dg.AssetKey(DRAWS), n) for n in draw_node_maps.CHECKS]
+
+
+def _calibration_in_progress(instance) -> bool:
+    """A run of the calibration is queued or running: the table-wide work waits for it."""
+    statuses = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+                dg.DagsterRunStatus.STARTED]
+    return bool(instance.get_run_records(dg.RunsFilter(statuses=statuses, job_name=rows_job.name), limit=1))

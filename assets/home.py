@@ -1,33 +1,32 @@
-"""The local ``DAGSTER_HOME`` (SPEC 10: create it once, with migrations, before
-several processes use it; issue 3 "a local DAGSTER_HOME under the repo that is
-created before first use"; issue 14 "Killed runs do not block automation",
-"the instance migration checks the database's revision").
+"""The Dagster home: created once, migrated when Dagster moves, the user's
+``dagster.yaml`` respected (SPEC 10 "create it once"; issue 14 "killed runs
+do not block"; issue 28 "a production instance, tested for real").
 
 ``python -m assets.home`` creates ``$DAGSTER_HOME`` (default
-``<repo>/.dagster_home``) with a ``dagster.yaml`` if it has none, and brings
-its storage up to date (what ``dagster instance migrate`` does), under a file
-lock so that ``make ui`` and ``make run`` started together do not race.
-Whether to migrate is read from the storages themselves: each SQLite
-storage's alembic revision against the installed Dagster's head revision (a
-stamp file said "migrated" for a database that had since been replaced).
+``<repo>/.dagster_home``) with a ``dagster.yaml`` when it has none: Dagster's
+stock SQLite storage in the folder, the queued run coordinator, run
+monitoring. A ``dagster.yaml`` the user wrote is theirs: its storage (e.g.
+``storage: postgres:`` through ``dagster-postgres``) is what every process of
+the instance uses, and this module only adds, as text, the settings the
+project needs and the file lacks (run monitoring; a one-second dequeue for
+the queue it wrote). The storages are migrated when their alembic revision is
+behind the installed Dagster's (``dagster instance migrate``), under a lock,
+so ``make ui`` and ``make run`` started together do not race.
 
-Run monitoring is on in the ``dagster.yaml`` written here, and added to an
-older one that lacks it, so the daemon fails runs stuck STARTING and runs
-past ``max_runtime_seconds``. The default run launcher cannot tell whether a
-STARTED run's worker is alive, so ``fail_orphaned_runs`` does that for the
-processes of this machine: the nightly calls it before it starts.
-
-A corrupt instance database (``history/runs.db`` truncated, say) ends in one
-``WarehouseError`` naming the file and the cause, not a traceback.
+A storage that cannot be opened is one sentence naming the setting and the
+cause (:class:`InstanceError`), not a traceback: a corrupt ``runs.db``, a
+PostgreSQL server that does not answer or refuses the login. The default
+run launcher cannot tell whether a STARTED run's process is alive, so
+``fail_orphaned_runs`` does that for the processes of this machine.
 """
 
 import contextlib
-import fcntl
 import io
 import os
 import sys
 from pathlib import Path
 
+from boardgen_pipeline import files
 from boardgen_pipeline.errors import WarehouseError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,17 +44,13 @@ run_monitoring:
   poll_interval_seconds: 60
   free_slots_after_run_end_seconds: 300
 """
-EVENT_LOG_STORAGE = """\
-# The event log: Dagster's consolidated SQLite log on one pooled engine per process (issue 22;
-# assets/storage.py): the stock per-run log opened a connection and checkpointed for every event.
-event_log_storage:
-  module: assets.storage
-  class: PooledSqliteEventLogStorage
-"""
 DAGSTER_YAML = """\
-# Written by assets/home.py (boardgen). Local instance: SQLite storage in this folder.
+# Written by assets/home.py (boardgen). Local instance: Dagster's own SQLite storage in this
+# folder. For a shared instance, put a storage block here (storage: postgres: ..., with
+# dagster-postgres); boardgen never changes a storage this file names (docs/pipeline.md).
 # Runs launched from the UI, the nightly schedule and the table-edit sensor are queued and
-# run two at a time (this machine has 2 cores); `make run` executes its runs directly.
+# run two at a time (this machine has 2 cores); `make run` executes its runs in processes
+# of its own, one per core.
 run_coordinator:
   module: dagster.core.run_coordinator
   class: QueuedRunCoordinator
@@ -65,7 +60,18 @@ run_coordinator:
     dequeue_interval_seconds: 1
 telemetry:
   enabled: false
-""" + EVENT_LOG_STORAGE + RUN_MONITORING
+""" + RUN_MONITORING
+QUEUE_LINE = "    max_concurrent_runs: 2\n"
+DEQUEUE_LINE = "    dequeue_interval_seconds: 1\n"
+# What an older boardgen wrote: its own event log class, gone since issue 28. Its database is
+# Dagster's consolidated SQLite event log (the class it extended), which the block now names.
+OLD_EVENT_LOG = "  module: assets.storage\n  class: PooledSqliteEventLogStorage\n"
+STOCK_EVENT_LOG = ("  module: dagster._core.storage.event_log\n  class: ConsolidatedSqliteEventLogStorage\n"
+                   "  config:\n    base_dir: {base_dir}\n")
+
+
+class InstanceError(WarehouseError):
+    """The Dagster instance's storage cannot be opened or migrated."""
 
 
 def dagster_home() -> Path:
@@ -73,14 +79,12 @@ def dagster_home() -> Path:
     return Path(env).resolve() if env else REPO / ".dagster_home"
 
 
-QUEUE_LINE = "    max_concurrent_runs: 2\n"
-DEQUEUE_LINE = "    dequeue_interval_seconds: 1\n"
-
-
 def migrate_yaml(yaml_path: Path) -> bool:
-    """Give an existing ``dagster.yaml`` the run-monitoring block when it has
-    none, and the one-second dequeue when it is the queue this module wrote
-    (edited as text: the file's comments stay). True when changed."""
+    """Add what the project needs to an existing ``dagster.yaml`` (edited as
+    text: the file's comments and every other setting stay): run monitoring
+    when it has none, the one-second dequeue for the queue this module wrote,
+    and Dagster's own class for the event log an older boardgen named. True
+    when changed."""
     import yaml
 
     text = yaml_path.read_text(encoding="utf-8")
@@ -91,25 +95,12 @@ def migrate_yaml(yaml_path: Path) -> bool:
     queue = (config.get("run_coordinator") or {}).get("config") or {}
     if "dequeue_interval_seconds" not in queue and new.count(QUEUE_LINE) == 1:
         new = new.replace(QUEUE_LINE, QUEUE_LINE + DEQUEUE_LINE)
+    if OLD_EVENT_LOG in new:
+        new = new.replace(OLD_EVENT_LOG, STOCK_EVENT_LOG.format(base_dir=yaml_path.parent / "history" / "events"))
     if new == text:
         return False
-    tmp = yaml_path.with_name(f".{yaml_path.name}.{os.getpid()}.tmp")
-    tmp.write_text(new, encoding="utf-8")
-    os.replace(tmp, yaml_path)
+    files.atomic_write(yaml_path, new)
     return True
-
-
-def pooled_event_log(home: Path) -> bool:
-    """Whether the instance at ``home`` keeps its events in the pooled log
-    (``assets.storage``). A home made before it keeps its per-run log and its
-    history: nothing here moves a user's runs (docs/decisions.md)."""
-    import yaml
-
-    try:
-        config = yaml.safe_load((home / "dagster.yaml").read_text(encoding="utf-8")) or {}
-    except OSError:
-        return False
-    return (config.get("event_log_storage") or {}).get("class") == "PooledSqliteEventLogStorage"
 
 
 def storages_behind(instance) -> dict[str, tuple]:
@@ -127,56 +118,109 @@ def storages_behind(instance) -> dict[str, tuple]:
     return out
 
 
-def _instance_fault(home: Path, exc: BaseException) -> WarehouseError:
-    """An exception from opening or migrating the instance as one sentence."""
-    from boardgen_pipeline.warehouse.datasets import warehouse_error
+def storage_setting(home: Path) -> str:
+    """Which setting of ``dagster.yaml`` names the storage, in words."""
+    import yaml
 
-    text = str(exc).lower()
+    try:
+        config = yaml.safe_load((home / "dagster.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        config = {}
+    storage = config.get("storage") or {}
+    if "postgres" in storage:
+        return f"the PostgreSQL storage of {home / 'dagster.yaml'} (storage: postgres)"
+    for key in ("run_storage", "event_log_storage", "schedule_storage"):
+        if key in config:
+            return f"the {key} of {home / 'dagster.yaml'}"
+    return f"the SQLite storage in {home}"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and the ones it was raised from (dagster-postgres wraps the
+    server's refusal in "too many retries")."""
+    out = []
+    while exc is not None and exc not in out:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def instance_fault(home: Path, exc: BaseException) -> InstanceError:
+    """An exception from opening or migrating the instance, as one sentence."""
+    chain = _chain(exc)
+    exc = chain[-1]  # the innermost: the server's or the file system's own words
+    text = " ".join(str(e) for e in chain).lower()
     runs_db = home / "history" / "runs.db"
     for needle in ("file is not a database", "database disk image is malformed", "unsupported file format"):
         if needle in text:
-            return WarehouseError(runs_db if runs_db.exists() else home,
-                                  f"the Dagster instance database is corrupt ({needle}); move the folder "
-                                  "aside to start a new instance history (the warehouse is not affected)")
+            return InstanceError(runs_db if runs_db.exists() else home,
+                                 f"the Dagster instance database is corrupt ({needle}); move the folder "
+                                 "aside to start a new instance history (the warehouse is not affected)")
     if "no such table" in text:
-        return WarehouseError(home, "the Dagster instance database is incomplete (no such table); "
-                                    "move the folder aside to start a new instance history")
-    return warehouse_error(exc, home)
+        return InstanceError(home, "the Dagster instance database is incomplete (no such table); "
+                                   "move the folder aside to start a new instance history")
+    for needle, cause in (("password authentication failed", "the server refused the login"),
+                          ('role "', "the server refused the login"),
+                          ("connection refused", "no server answers there (connection refused)"),
+                          ("could not translate host name", "the host name does not resolve"),
+                          ("timeout expired", "the server did not answer in time"),
+                          ("does not exist", "the database does not exist on that server")):
+        if needle in text:
+            first = str(exc).strip().splitlines()[0][:200]
+            return InstanceError(storage_setting(home), f"{cause}: {first}")
+    if isinstance(exc, OSError):
+        from boardgen_pipeline.warehouse.datasets import warehouse_error
+
+        fault = warehouse_error(exc, home)
+        return InstanceError(fault.path, fault.cause)
+    first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+    return InstanceError(storage_setting(home), f"the storage cannot be opened: {first}")
+
+
+@contextlib.contextmanager
+def _quiet_retries():
+    """dagster-postgres logs each retry of a refused connection to the root
+    logger; the one sentence after the last retry is what a person reads."""
+    import logging
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 def ensure_dagster_home(path: Path | str | None = None) -> Path:
-    """Create the instance folder, migrate its yaml and, when a storage's
-    revision is behind, its databases; set ``DAGSTER_HOME``."""
+    """Create the instance folder and its ``dagster.yaml`` when missing, add
+    what the project needs to an existing one, migrate its storages when
+    their revision is behind; set ``DAGSTER_HOME``."""
     import dagster as dg
-    import sqlalchemy.exc
 
     home = Path(path).resolve() if path else dagster_home()
     os.environ["DAGSTER_HOME"] = str(home)
     try:
         home.mkdir(parents=True, exist_ok=True)
-        with open(home / ".boardgen-init.lock", "a+") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            try:
-                yaml = home / "dagster.yaml"
-                if not yaml.exists():
-                    yaml.write_text(DAGSTER_YAML)
-                else:
-                    migrate_yaml(yaml)
-                with contextlib.redirect_stdout(io.StringIO()), dg.DagsterInstance.get() as instance:
-                    behind = storages_behind(instance)
-                    if behind:
-                        instance.upgrade()  # what `dagster instance migrate` does
-                        still = storages_behind(instance)
-                        if still:
-                            raise WarehouseError(home, f"the instance storage did not migrate ({still})")
+        with files.lock(home / ".boardgen-init.lock"):
+            yaml_path = home / "dagster.yaml"
+            if not yaml_path.exists():
+                files.atomic_write(yaml_path, DAGSTER_YAML)
+            else:
+                migrate_yaml(yaml_path)
+            with contextlib.redirect_stdout(io.StringIO()), _quiet_retries(), dg.DagsterInstance.get() as instance:
+                behind = storages_behind(instance)
                 if behind:
-                    print(f"Dagster home migrated (dagster {dg.__version__}): {home}", file=sys.stderr)
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+                    instance.upgrade()  # what `dagster instance migrate` does
+                    still = storages_behind(instance)
+                    if still:
+                        raise InstanceError(home, f"the instance storage did not migrate ({still})")
+            if behind:
+                print(f"Dagster home migrated (dagster {dg.__version__}): {home}", file=sys.stderr)
     except WarehouseError:
         raise
-    except (OSError, sqlalchemy.exc.SQLAlchemyError) as exc:
-        raise _instance_fault(home, exc) from exc
+    except Exception as exc:  # a storage that cannot be opened: sqlite3, psycopg2, SQLAlchemy, OSError
+        raise instance_fault(home, exc) from exc
     return home
 
 
@@ -197,10 +241,9 @@ def _alive(pid: int, since: float) -> bool:
 
 
 def run_process(instance, run_id: str) -> tuple[int, float] | None:
-    """``(pid, timestamp)`` of the process a run executes in, from its event
-    log: the ``RUN_START`` event's (the run worker's; for
-    ``execute_in_process``, the caller's) else ``RUN_STARTING``'s (the
-    launcher's); None when neither is recorded."""
+    """``(pid, timestamp)`` of the process a run executes in, from its
+    ``RUN_START`` event (else ``RUN_STARTING``'s); None when neither is
+    recorded."""
     import dagster as dg
 
     for event_type in (dg.DagsterEventType.RUN_START, dg.DagsterEventType.RUN_STARTING):
@@ -221,12 +264,13 @@ def fail_orphaned_runs(instance, tags: dict[str, str] | None = None) -> list[str
 
     statuses = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
     failed = []
-    for run in instance.get_runs(filters=dg.RunsFilter(statuses=statuses, tags=tags or {})):
+    for record in instance.get_run_records(filters=dg.RunsFilter(statuses=statuses, tags=tags or {})):
+        run = record.dagster_run
         proc = run_process(instance, run.run_id)
         if proc is None or _alive(*proc):
             continue
         instance.report_run_failed(run, message=f"orphaned: its process (pid {proc[0]}) is gone; "
-                                                "marked failed by boardgen before the next run")
+                                                "marked failed by boardgen")
         failed.append(run.run_id)
     return failed
 

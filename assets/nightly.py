@@ -1,300 +1,74 @@
-"""``make run``: the whole calibration graph on the tables, through Dagster
-(SPEC 8 ``make run``; issue 3; issue 12 "Dagster-native execution").
+"""``make run``: the nightly calibration through Dagster, into the warehouse
+(SPEC 8 ``make run``; issue 3; issue 28 "bookkeeping that scales out").
 
 ``python -m assets.nightly [--tables DIR] [--warehouse DIR] [--samples N]
 [--master-seed M] [--adventures A] [--dagster-home DIR] [--workers N]
-[--dask ADDRESS]``
+[--dask ADDRESS] [--keep-days D] [--keep-runs K]`` (``cli_args.nightly_parser``).
 
-1. creates/migrates ``$DAGSTER_HOME`` (default ``<repo>/.dagster_home``) once;
-2. runs ``calibration_job`` on the table assets only: observe the table
-   files, validate them (a bad table stops here with the ``boardgen validate``
-   message, exit 1, nothing written), register one partition per row;
-3. runs ``calibration_job`` once over the range of every row partition, as a
-   backfill with ``BackfillPolicy.single_run()`` runs it: the row step hands
-   the rows to its workers (every core, or a Dask cluster) and records each
-   row's materializations and checks as it is published (seed batch, boards,
-   variant overlays, report), then the node-map draws and the stratified
-   figures, in the same run. A progress bar reads the run's event log while
-   it runs (rows done / total, boards per second, time left);
-4. prints the per-row summary (80 columns), a line per check group and
-   every failed check, read back from the run, and where to look next.
-
-Every row's chain goes to a Dask cluster when ``--dask`` / ``BOARDGEN_DASK``
-holds its scheduler address (``assets.resources.RowWorkers``), reached before
-any row runs; the files are the same bytes.
+1. the Dagster home (``assets.home``: the user's ``dagster.yaml`` respected);
+   the tables validated (a bad table: the validation run the UI shows, the
+   ``boardgen validate`` message, exit 1, nothing written); new rows
+   registered as partitions;
+2. the rows cut into ranges of about equal cost (``steps.runs.plan``), one
+   lane of runs per core (``--workers``), each lane a process of its own
+   (``assets.worker``) whose runs record their own rows: nothing of a row
+   passes through this process, whose work does not grow with the rows;
+3. the last lane to finish runs the table-wide checks and figures; a
+   progress bar counts the rows the runs have recorded (the engine's run
+   statistics);
+4. the summary (``steps.summary``: the per-row table, the checks, the
+   failed runs), the runs older than the retention policy forgotten
+   (``assets.retention``), and where to look.
 
 Exit codes: 0 all checks hold (E warnings allowed); 1 the table is invalid;
 2 a bad argument (a Dask address that does not answer included); 3 a check
 of error severity failed; 4 a run failed for another reason; 5 a storage
-fault.
+fault (the warehouse, or the instance's storage: a corrupt runs.db, a
+PostgreSQL server that does not answer).
 """
 
-import argparse
+import json
 import os
+import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
-from boardgen_pipeline.steps import draw_node_maps, stratify, summary, table_check
-from boardgen_pipeline.steps.summary import EXIT_TABLE, Verdict
+from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, nightly_environment, parse_nightly
+from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError
+from boardgen_pipeline.steps import summary
+from boardgen_pipeline.steps.summary import EXIT_STORAGE, EXIT_TABLE, RunOutcome
 
 TRIGGER = "make_run"
-# Run logs go to the event log (the UI shows them); the terminal gets the progress bar and the summary.
-QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+# the bar's refresh: a look at the batch's runs costs the coordinator a few queries
+POLL_SECONDS = float(os.environ.get("BOARDGEN_PROGRESS_SECONDS") or 2.0)
 
 
-def _quiet_warnings() -> None:
-    """Dagster flags the beta/preview APIs used here on every import; once is in the docs."""
-    import warnings
+class Settings:
+    """The run settings the coordinator needs, read from the environment the
+    way the runs' resources read them (``assets.resources``), without loading
+    the code location."""
 
-    import dagster as dg
+    def __init__(self, tables_dir, root, samples: int, master_seed: int):
+        self.tables_dir, self.root, self.samples, self.master_seed = str(tables_dir), Path(root), samples, master_seed
 
-    for category in (dg.BetaWarning, dg.PreviewWarning):
-        warnings.filterwarnings("ignore", category=category)
+    @classmethod
+    def from_env(cls, tables_dir, root) -> "Settings":
+        from boardgen_pipeline.board.rng import DEFAULT_SAMPLES
 
-
-def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m assets.nightly", description=__doc__.split("\n\n")[0])
-    p.add_argument("--tables", help="tables directory (default: $BOARDGEN_TABLES or the repo's tables/)")
-    p.add_argument("--warehouse", help="warehouse root (default: $BOARDGEN_WAREHOUSE or the repo's warehouse/)")
-    p.add_argument("--samples", type=int, help="boards per row (default: $BOARDGEN_SAMPLES or 256)")
-    p.add_argument("--master-seed", type=int, help="master seed (default: $BOARDGEN_MASTER_SEED or 0)")
-    p.add_argument("--adventures", type=int,
-                   help="adventures the node-map draws simulate (default: $BOARDGEN_NODE_MAP_ADVENTURES or 2000)")
-    p.add_argument("--dagster-home", help="Dagster instance folder (default: $DAGSTER_HOME or <repo>/.dagster_home)")
-    p.add_argument("--workers", type=int,
-                   help="local worker processes for the rows (default: $BOARDGEN_WORKERS, else every core; "
-                        "fewer on small tables)")
-    p.add_argument("--dask", help="Dask scheduler address tcp://host:port: every row's chain runs on that cluster "
-                                  "(default: $BOARDGEN_DASK, else local workers)")
-    args = p.parse_args(argv)
-    from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, ArgumentError, check_nightly
-
-    bad = check_nightly(vars(args))  # issue 15: every argument in its domain before any work
-    if bad:
-        p.exit(EXIT_BAD_ARGUMENTS, ArgumentError(bad).report() + "\n")
-    return args
-
-
-def _configure_env(args) -> None:
-    """Settings travel to the code location as env vars (the run's resources read them)."""
-    if args.tables:  # as given: validation messages name it as `boardgen validate --tables` does
-        os.environ["BOARDGEN_TABLES"] = args.tables
-    if args.warehouse:
-        os.environ["BOARDGEN_WAREHOUSE"] = str(Path(args.warehouse).resolve())
-    for value, name in ((args.samples, "BOARDGEN_SAMPLES"), (args.master_seed, "BOARDGEN_MASTER_SEED"),
-                        (args.adventures, "BOARDGEN_NODE_MAP_ADVENTURES"), (args.workers, "BOARDGEN_WORKERS"),
-                        (args.dask, "BOARDGEN_DASK")):
-        if value is not None:
-            os.environ[name] = str(value)
-    # One planned-materialization event per asset for the run's whole range of rows, not one per row
-    # and asset (2,400 events before the first step at 600 rows; Dagster's own switch)
-    os.environ.setdefault("DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS", "1")
+        return cls(tables_dir, root, int(os.environ.get("BOARDGEN_SAMPLES") or DEFAULT_SAMPLES),
+                   int(os.environ.get("BOARDGEN_MASTER_SEED") or 0))
 
 
 def check_cluster() -> None:
-    """Reach the Dask scheduler that ``BOARDGEN_DASK`` names, if any, before any
-    row runs: a ``ClusterError`` (one sentence) when it does not answer."""
-    address = os.environ.get("BOARDGEN_DASK", "") or os.environ.get("BOARDGEN_DASK_SCHEDULER", "")
+    """Reach the Dask scheduler the environment names, if any, before any run:
+    a ``ClusterError`` (one sentence) when it does not answer."""
+    from boardgen_pipeline.steps.pool import connect, dask_address_from
+
+    address, source = dask_address_from(os.environ)
     if address:
-        from boardgen_pipeline.steps.pool import connect
-
-        connect(address, source="BOARDGEN_DASK").close()
-
-
-def _execute(job, instance, tags: dict, asset_selection=None):
-    """Run ``job`` in this process and return the finished run. The events go
-    to the instance's event log only: ``dagster.execute_job`` also keeps every
-    event of the run in its result, which grows with the rows (issue 22
-    "bounded memory"); this is what the run worker (``dagster api
-    execute_run``) runs, without the list."""
-    from dagster._core.execution.api import execute_run_iterator
-
-    run = instance.create_run_for_job(job_def=job.get_definition(), run_config=QUIET, tags=tags,
-                                      job_code_origin=job.get_python_origin(),
-                                      asset_selection=frozenset(asset_selection) if asset_selection else None)
-    for _event in execute_run_iterator(job, run, instance):
-        pass
-    return instance.get_run_by_id(run.run_id)
-
-
-# --- progress, read from the run's event log ----------------------------------------------------
-
-
-class RunProgress(threading.Thread):
-    """Follows the run tagged ``batch`` in the event log and moves a rich
-    progress bar by the rows' ``boards`` materializations (rows are recorded
-    as they are published)."""
-
-    def __init__(self, instance, batch: str, rows: int, samples: int, console):
-        super().__init__(daemon=True)
-        self.instance, self.batch, self.rows, self.samples = instance, batch, rows, samples
-        self.console = console
-        self.stop = threading.Event()
-        self.done = 0
-
-    def _run_id(self):
-        import dagster as dg
-
-        runs = self.instance.get_run_records(dg.RunsFilter(tags={"boardgen/batch": self.batch}), limit=2)
-        return next((r.dagster_run.run_id for r in runs if r.dagster_run.asset_selection and
-                     dg.AssetKey("boards") in r.dagster_run.asset_selection), None)
-
-    def _rows_done(self, run_id: str) -> int:
-        """Rows recorded so far: the run's ``boards`` materializations, counted by
-        the event log's database (none of them is read: a count stays cheap
-        at any number of rows)."""
-        import sqlalchemy as sa
-        from dagster import AssetKey
-        from dagster._core.storage.event_log.schema import SqlEventLogStorageTable as events
-
-        query = sa.select(sa.func.count()).select_from(events).where(
-            events.c.run_id == run_id, events.c.dagster_event_type == "ASSET_MATERIALIZATION",
-            events.c.asset_key == AssetKey("boards").to_string())
-        with self.instance.event_log_storage.index_connection() as conn:
-            return int(conn.execute(query).scalar() or 0)
-
-    def run(self) -> None:
-        from dagster import DagsterEventType
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        columns = (TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(),
-                   TextColumn("rows  {task.fields[rate]:>7} boards/s"), TimeRemainingColumn())
-        with Progress(*columns, console=self.console, transient=False) as bar:
-            task = bar.add_task(f"{'starting':<18}", total=self.rows, rate="-")
-            run_id, cursor, t0 = None, None, time.perf_counter()
-
-            def show():  # every change is drawn, even when several rows finished between two polls
-                rate = self.done * self.samples / max(1e-9, time.perf_counter() - t0)
-                bar.update(task, completed=self.done, rate=f"{rate:,.0f}" if self.done else "-")
-                bar.refresh()
-
-            while True:
-                stopping = self.stop.is_set()
-                run_id = run_id or self._run_id()
-                if run_id:
-                    conn = self.instance.get_records_for_run(run_id, cursor=cursor, of_type=DagsterEventType.STEP_START)
-                    cursor = conn.cursor
-                    for rec in conn.records:
-                        # say which step runs: the node-map draws may run before the first row
-                        step = rec.event_log_entry.dagster_event.step_key
-                        bar.update(task, description=f"{step:<18}")
-                        if step == "calibrate":
-                            t0 = time.perf_counter()  # boards per second of the rows' step
-                        show()
-                    done = self._rows_done(run_id)
-                    while self.done < done:  # every row counted is drawn, even when several came at once
-                        self.done += 1
-                        show()
-                    show()
-                if stopping:
-                    return
-                self.stop.wait(POLL_SECONDS)
-
-
-# --- reading results back from the run ------------------------------------------------------------
-
-
-def _plain(value):
-    return getattr(value, "value", value)
-
-
-def _failure_text(instance, run_id: str) -> str:
-    from dagster import DagsterEventType
-
-    out = []
-    for rec in instance.get_records_for_run(run_id, of_type=DagsterEventType.STEP_FAILURE).records:
-        ev = rec.event_log_entry.dagster_event
-        data = ev.step_failure_data
-        if data.user_failure_data is not None and data.user_failure_data.description:
-            out.append(data.user_failure_data.description)
-        elif data.error is not None:
-            out.append(f"{ev.step_key}: {data.error.message.strip()}")
-    return "\n".join(out)
-
-
-def _figures(meta: dict) -> dict:
-    """A row check's metadata with its ``figures`` JSON entry spread back out."""
-    figures = meta.pop("figures", None)
-    return {**meta, **figures} if isinstance(figures, dict) else meta
-
-
-POOL_ASSETS = ("node_map_draws", "calibration_strata")
-POLL_SECONDS = 1.0  # the bar's refresh; each look commits the run's open group of events (assets/storage.py)
-UNPARTITIONED_CHECKS = (("node_map_draws", draw_node_maps.CHECKS), ("calibration_strata", (stratify.CHECK_COMPLETE,)),
-                        ("calibration_report", (table_check.CHECK_EVERY_ROW,)))
-
-
-def collect(instance, run_id: str) -> tuple[summary.Tally, dict]:
-    """``(rows, table)`` of one run: the row step's tally (``summary.Tally``,
-    one event of the run's log); for the run as a whole, the unpartitioned
-    assets' metadata and checks (node maps, strata, the table-wide F4 check)
-    and the failed steps. Reads a handful of records, whatever the number of
-    rows."""
-    import dagster as dg
-
-    tally = summary.Tally()
-    table = {"checks": {}, "steps_failed": [], "failure": ""}
-    types = {dg.DagsterEventType.ENGINE_EVENT, dg.DagsterEventType.STEP_FAILURE}
-    for rec in instance.get_records_for_run(run_id, of_type=types).records:
-        entry = rec.event_log_entry
-        ev = entry.dagster_event
-        if ev.event_type == dg.DagsterEventType.STEP_FAILURE:
-            table["steps_failed"].append(ev.step_key)
-        elif (entry.user_message or ev.message or "").startswith(summary.TALLY_MESSAGE):
-            data = ev.engine_event_data.metadata["tally"]
-            tally.merge(summary.Tally.from_dict(_plain(data)))
-    for name in POOL_ASSETS:
-        records = instance.fetch_materializations(dg.AssetKey(name), limit=1).records
-        if records and records[0].run_id == run_id:
-            mat = records[0].asset_materialization
-            table[name] = {k: _plain(v) for k, v in mat.metadata.items()}
-    keys = [dg.AssetCheckKey(dg.AssetKey(asset), name) for asset, names in UNPARTITIONED_CHECKS for name in names]
-    for key, record in instance.event_log_storage.get_latest_asset_check_execution_by_key(keys).items():
-        if record.run_id != run_id or record.event is None or record.event.dagster_event is None:
-            continue
-        check = record.event.dagster_event.event_specific_data
-        if not isinstance(check, dg.AssetCheckEvaluation):  # planned, never evaluated: its step failed
-            continue
-        # the first paragraph: the verdict line (the rest is the overview's pictures, for the UI)
-        table["checks"][key.name] = {
-            "passed": check.passed, "severity": check.severity.value,
-            "description": (check.description or "").split("\n\n")[0],
-            "metadata": _figures({k: _plain(v) for k, v in (check.metadata or {}).items()
-                                  if not isinstance(_plain(v), str) or len(_plain(v)) < 200})}
-    if table["steps_failed"]:
-        table["failure"] = _failure_text(instance, run_id)
-    return tally, table
-
-
-# --- main ------------------------------------------------------------------------------------------
-
-
-def _summary(console, run, tally: summary.Tally, table: dict, samples: int) -> Verdict:
-    """Print the per-row table, the group lines and the verdict."""
-    verdict = Verdict()
-    title = f"F4 calibration: {tally.rows} rows x {samples} boards"
-    if tally.list_all:
-        console.print(summary.row_table(tally.listed, title))
-    else:
-        console.print(summary.row_table(tally.listed, f"{title}: the {len(tally.listed)} rows that fail or warn"))
-        console.print(f"{tally.rows - len(tally.listed)} rows pass every check (not listed: {tally.rows} > "
-                      f"{summary.SHOW_ALL_ROWS}; boardgen sql \"select * from calibration_report\")")
-    verdict.add_tally(tally)
-    pools = {k: v for k, v in table.items() if k != "checks"}
-    pools["checks"] = {n: c for n, c in table["checks"].items() if n in summary.POOL_CHECKS}
-    verdict.add_run("table", run.run_id, run.is_success, table)
-    for line in summary.group_lines(tally, pools):
-        console.print(line)
-    for line in verdict.lines(tally.checks_evaluated + len(table["checks"])):
-        console.print(line)
-    return verdict
-
-
-def _boardgen() -> str:
-    return _shown(Path(sys.executable).with_name("boardgen"))
+        connect(address, source=source).close()
 
 
 def _shown(path) -> str:
@@ -303,13 +77,127 @@ def _shown(path) -> str:
     return os.path.relpath(path) if path.absolute().is_relative_to(Path.cwd()) else str(path)
 
 
-def main(argv=None) -> int:
-    """The nightly; a storage fault (disk full, read-only file system, a bad
-    warehouse path, a corrupt instance database) ends in one sentence, exit 5."""
-    from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS
-    from boardgen_pipeline.errors import ClusterError, WarehouseError
-    from boardgen_pipeline.steps.summary import EXIT_STORAGE
+def _validation_run(instance, tags: dict) -> str:
+    """The tables' run, when they do not validate: the UI shows its failure."""
+    import dagster as dg
 
+    from assets import definitions
+    from assets.names import TABLES
+    from assets.worker import QUIET
+
+    result = dg.execute_job(dg.reconstructable(definitions.prepare_job_def), instance, run_config=QUIET, tags=tags,
+                            asset_selection=[dg.AssetKey(a) for a in TABLES])
+    return result.run_id
+
+
+def _register(instance, table) -> list[str]:
+    """Register the table's new rows; every registered partition, in order."""
+    from assets.names import PARTITIONS
+    from boardgen_pipeline.calibration.fingerprints import partition_key
+
+    registered = list(instance.get_dynamic_partitions(PARTITIONS))
+    new = [partition_key(k) for k in sorted(table.keys()) if partition_key(k) not in set(registered)]
+    if new:
+        instance.add_dynamic_partitions(PARTITIONS, new)
+    return registered + new
+
+
+class Runs:
+    """The batch's runs as the engine keeps them: found by their batch tag,
+    each read until it finishes (its rows counted from the run's statistics),
+    then not again."""
+
+    def __init__(self, instance, batch: str, sizes: dict):
+        self.instance, self.batch, self.sizes = instance, batch, sizes
+        self.finished: dict = {}  # run id -> record
+
+    def rows_done(self) -> int:
+        """Rows the batch's runs have recorded: a finished run counts its range,
+        a running one its materializations so far."""
+        import dagster as dg
+
+        from assets.names import BATCH_TAG, RANGE_START
+
+        done = 0
+        for record in self.instance.get_run_records(dg.RunsFilter(tags={BATCH_TAG: self.batch})):
+            run = record.dagster_run
+            rows = self.sizes.get(run.tags.get(RANGE_START), 0)
+            if run.is_finished:
+                self.finished[run.run_id] = record
+                done += rows
+            elif rows:
+                done += min(rows, self.instance.get_run_stats(run.run_id).materializations)
+        return done
+
+    def outcomes(self) -> tuple[list[RunOutcome], dict, dict]:
+        """Each run (label, success, what its failed steps said), the checks
+        the batch evaluated, and the metadata of the table's assets it made
+        (the counts summed over the runs that made them)."""
+        import dagster as dg
+
+        from assets.names import BATCH_TAG, RANGE_END, RANGE_START, ROWS_JOB
+
+        records = sorted(self.instance.get_run_records(dg.RunsFilter(tags={BATCH_TAG: self.batch})),
+                         key=lambda r: r.create_timestamp)
+        outcomes, checks = [], {}
+        for record in records:
+            run = record.dagster_run
+            label = (f"rows {run.tags[RANGE_START]}..{run.tags[RANGE_END]}" if RANGE_START in run.tags
+                     else run.job_name.replace("calibration_", ""))
+            failures = []
+            if not run.is_success:
+                of = dg.DagsterEventType.STEP_FAILURE
+                for rec in self.instance.get_records_for_run(run.run_id, of_type=of).records:
+                    data = rec.event_log_entry.dagster_event.step_failure_data
+                    failures.append((data.user_failure_data.description if data.user_failure_data else None)
+                                    or _cause(data.error))
+                failures = failures or [f"the run ended {run.status.value}"]
+            outcomes.append(RunOutcome(label, run.run_id, run.is_success, "; ".join(failures)))
+            if run.job_name != ROWS_JOB:  # a rows run evaluates no check: its events are its rows
+                of = dg.DagsterEventType.ASSET_CHECK_EVALUATION
+                for rec in self.instance.get_records_for_run(run.run_id, of_type=of).records:
+                    data = rec.event_log_entry.dagster_event.event_specific_data
+                    checks[data.check_name] = {
+                        "passed": data.passed, "severity": data.severity.value,
+                        "description": (data.description or "").split("\n\n")[0],
+                        "metadata": {k: getattr(v, "value", v) for k, v in (data.metadata or {}).items()}}
+        return outcomes, checks, self._made({r.dagster_run.run_id for r in records})
+
+    def _made(self, run_ids: set) -> dict:
+        import dagster as dg
+
+        from assets.names import DRAWS, OVERLAYS, STRATA
+
+        made = {}
+        for asset in (DRAWS, OVERLAYS, STRATA):
+            seen = {}
+            for rec in self.instance.fetch_materializations(dg.AssetKey(asset), limit=len(run_ids)).records:
+                if rec.run_id not in run_ids:
+                    continue
+                for k, v in rec.asset_materialization.metadata.items():
+                    v = getattr(v, "value", v)
+                    # the table's assets are made a range at a time: their counts add up over the runs
+                    summed = isinstance(v, int) and not isinstance(v, bool) and isinstance(seen.get(k), int)
+                    seen[k] = seen[k] + v if summed else v
+            made[asset] = seen or None
+        return made
+
+
+def _cause(error) -> str:
+    """The innermost message of an engine error (the wrapper says only "error in op")."""
+    if error is None:
+        return "failed"
+    while error.cause is not None:
+        error = error.cause
+    return error.message.strip()
+
+
+def _spawn(plan_path: Path, lane: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "assets.worker", str(plan_path), lane], stdin=subprocess.DEVNULL)
+
+
+def main(argv=None) -> int:
+    """The nightly; a storage fault ends in one sentence, exit 5."""
     try:
         return _main(argv)
     except WarehouseError as exc:
@@ -321,83 +209,99 @@ def main(argv=None) -> int:
 
 
 def _main(argv=None) -> int:
-    args = parse_args(argv)
-    _configure_env(args)
+    args = parse_nightly(argv, __doc__.split("\n\n")[0])
+    os.environ.update(nightly_environment(args))
     wall0 = time.perf_counter()
     from rich.console import Console
 
     console = Console(width=None if sys.stdout.isatty() else 80)  # a log file reads like an 80-column terminal
-    console.print("[bold]boardgen nightly[/]: loading Dagster and the generator's compiled kernels ...")
+    console.print("[bold]boardgen nightly[/]: loading Dagster ...")
     check_cluster()  # a Dask address that does not answer fails here, before anything is created or written
 
-    from assets.home import ensure_dagster_home, fail_orphaned_runs, pooled_event_log
+    from assets.home import ensure_dagster_home, fail_orphaned_runs
 
     home = ensure_dagster_home(args.dagster_home)
-    if not pooled_event_log(home):
-        console.print(f"note: the Dagster home {_shown(home)} keeps one event log per run, which costs ~6 ms and "
-                      "~200 KiB of writes per event; move it aside (or `make clean`) to start one with the pooled "
-                      "log (docs/decisions.md)")
-
     import dagster as dg
 
-    _quiet_warnings()
-    from assets import definitions
-    from assets.automation import ALL_SELECTION, TRIGGER_TAG, VALIDATE_SELECTION, partition_range_tags
-    from assets.partitions import board_rows
-    from assets.resources import settings_from_env
-    from boardgen_pipeline.steps.chain import warm_up
+    from assets.names import BATCH_TAG, TRIGGER_TAG
+    from assets.worker import arrived, pruned
+    from boardgen_pipeline import catalog as catalogs
+    from boardgen_pipeline.steps import runs
+    from boardgen_pipeline.steps.pool import parallelism
+    from boardgen_pipeline.steps.progress import RowsProgress
+    from boardgen_pipeline.tables.board_gen import default_tables_dir
     from boardgen_pipeline.warehouse import datasets, publish
 
-    settings = settings_from_env()
+    settings = Settings.from_env(default_tables_dir(), datasets.default_root())
     datasets.check_writable(settings.root)  # a bad warehouse path fails here, before any row runs
     publish.sweep_temp_files(settings.root)  # what a killed run left behind
-    warm_up()  # compile or load the kernels before the bar starts: the rate is then the generator's
     batch = uuid.uuid4().hex[:12]
-    tags = {TRIGGER_TAG: TRIGGER, "boardgen/batch": batch}
-
+    tags = {TRIGGER_TAG: TRIGGER, BATCH_TAG: batch}
     with dg.DagsterInstance.get() as instance:
         orphans = fail_orphaned_runs(instance)  # runs of a killed nightly would hold the run queue forever
         if orphans:
             console.print(f"marked {len(orphans)} orphaned run(s) of a dead process as failed: "
                           + ", ".join(r[:8] for r in orphans))
-        t0 = time.perf_counter()
-        job = dg.reconstructable(definitions.calibration_job_def)
-        validate = _execute(job, instance, tags, asset_selection=VALIDATE_SELECTION)
-        t_validate = time.perf_counter() - t0
-        if not validate.is_success:
-            print(_failure_text(instance, validate.run_id), file=sys.stderr)
-            console.print(f"[red]table validation failed[/] (run {validate.run_id}); nothing was generated or written")
-            return EXIT_TABLE
-        keys = instance.get_dynamic_partitions(board_rows.name)
-        console.print(f"tables valid: {len(keys)} rows x {settings.samples} boards; one Dagster run over every "
-                      f"row partition (validate {t_validate:.1f} s)")
-        # Dagster sends the run's stdout to its compute logs (a dup2 of fd 1): the bar writes to a
-        # duplicate of the terminal's descriptor, taken before the run, so that it stays live
-        terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
-        bar_console = Console(file=terminal, width=console.width if not sys.stdout.isatty() else None,
-                              force_terminal=sys.stdout.isatty() or None)
-        progress = RunProgress(instance, batch, len(keys), settings.samples, bar_console)
-        progress.start()
-        t0 = time.perf_counter()
         try:
-            run = _execute(job, instance, {**tags, **partition_range_tags(keys, keys)}, asset_selection=ALL_SELECTION)
-        finally:
-            progress.stop.set()
-            progress.join()
-            terminal.close()
-        t_run = time.perf_counter() - t0
-        tally, table = collect(instance, run.run_id)
-        db = settings.root / datasets.DB_NAME  # the views were rebuilt by the run's last step
-    wall = time.perf_counter() - wall0
+            catalog = catalogs.load_catalog(settings.tables_dir)
+        except TableError as exc:
+            run_id = _validation_run(instance, tags)
+            print(exc.report(), file=sys.stderr)
+            console.print(f"[red]table validation failed[/] (run {run_id[:8]}); nothing was generated or written")
+            return EXIT_TABLE
+        table = catalog.board_gen
+        order = _register(instance, table)
+        lanes = runs.plan(order, runs.row_costs(table, settings.samples), parallelism(len(table.rows), args.workers))
+        plan_dir = home / "nightly"
+        plan_dir.mkdir(exist_ok=True)
+        plan_path = plan_dir / f"{batch}.json"
+        plan_path.write_text(json.dumps({"tags": tags, "keep_days": args.keep_days, "keep_runs": args.keep_runs,
+                                         "lanes": [[(r.first, r.last) for r in lane] for lane in lanes]}),
+                             encoding="utf-8")
+        sizes = {r.first: r.rows for lane in lanes for r in lane}
+        console.print(f"tables valid: {len(table.rows)} rows x {settings.samples} boards; {sum(map(len, lanes))} "
+                      f"run(s) in {len(lanes)} process(es), each recording its own rows, then the table's checks")
+        procs = [_spawn(plan_path, str(i)) for i in range(len(lanes))]
+        t0 = time.perf_counter()
+        batch_runs = Runs(instance, batch, sizes)
+        with RowsProgress(console, len(table.rows), settings.samples, f"{len(lanes)} lane(s)") as bar:
+            while any(p.poll() is None for p in procs):
+                bar.update(batch_runs.rows_done())
+                time.sleep(POLL_SECONDS)
+            bar.update(batch_runs.rows_done())
+        # a lane that died (killed, out of memory) left its run STARTED: failed now, so that the rows it did
+        # not finish read as failed in the UI, and nothing waits on it
+        dead = fail_orphaned_runs(instance, tags={BATCH_TAG: batch})
+        if dead:
+            console.print(f"[red]{len(dead)} run(s) lost their process[/]: " + ", ".join(r[:8] for r in dead))
+        if arrived(plan_path) < len(lanes):  # a lane died before the table's run: run it now
+            console.print("[yellow]a lane ended before its runs were done; the table's checks run now[/]")
+            _spawn(plan_path, "table").wait()
+        t_runs = time.perf_counter() - t0
+        outcomes, checks, made = batch_runs.outcomes()
+        gone = pruned(plan_path)
+        for p in plan_dir.glob(f"{batch}.*"):
+            p.unlink(missing_ok=True)
 
-    verdict = _summary(console, run, tally, table, settings.samples)
-    generation = tally.generation_seconds
-    console.print(f"wall {wall:.1f} s: validate {t_validate:.1f} s, run {t_run:.1f} s (board generation "
-                  f"{generation:.1f} s), set-up + summary {wall - t_validate - t_run:.1f} s")
+    rows = summary.table_rows(settings.root, catalog, settings.samples, settings.master_seed)
+    summary.print_rows(console, rows, settings.samples)
+    verdict = summary.Verdict()
+    verdict.add_checks("table", checks)
+    verdict.add_runs(outcomes)
+    pools = {"checks": checks, "node_map_draws": made.get("node_map_draws"),
+             "calibration_strata": made.get("calibration_strata")}
+    for line in summary.group_lines(checks, made.get("variant_overlays") or {}, pools):
+        console.print(line)
+    for line in verdict.lines():
+        console.print(line)
+    db = settings.root / datasets.DB_NAME
+    boardgen = _shown(Path(sys.executable).with_name("boardgen"))
+    console.print(f"wall {time.perf_counter() - wall0:.1f} s (runs {t_runs:.1f} s); retention: "
+                  f"{gone} old run(s) forgotten")
     console.print(f"warehouse:    {_shown(settings.root)}   Dagster home: {_shown(home)}")
-    console.print(f"charts:       {_boardgen()} chart   (the report chart and the difficulty curves, as PNG)")
-    console.print(f"the UI:       make ui  ->  http://127.0.0.1:3000, Assets, run {run.run_id[:8]}")
-    console.print(f'SQL:          {_boardgen()} sql "select * from calibration_report"   (DuckDB file {_shown(db)})')
+    console.print(f"charts:       {boardgen} chart   (the report chart and the difficulty curves, as PNG)")
+    console.print("the UI:       make ui  ->  http://127.0.0.1:3000, Assets")
+    console.print(f'SQL:          {boardgen} sql "select * from calibration_report"   (DuckDB file {_shown(db)})')
     return verdict.exit_code
 
 

@@ -12,7 +12,7 @@ import dagster as dg
 from boardgen_pipeline.steps import draw_node_maps
 from boardgen_pipeline.warehouse import publish, views
 
-from .checks import check_specs, to_check_result
+from .checks import check_result, check_specs
 from .resources import BoardgenSettings
 from .tables import GROUP, load_catalog_or_fail, validated_rows
 
@@ -39,5 +39,5 @@ def node_map_draws(settings: BoardgenSettings) -> dg.MaterializeResult:
             "path": dg.MetadataValue.path(result.path),
             "duckdb": dg.MetadataValue.path(str(db)),
         },
-        check_results=[to_check_result(o) for o in result.outcomes],
+        check_results=[check_result(o, "node_map_draws") for o in result.outcomes],
     )

@@ -23,8 +23,6 @@ def main(argv=None) -> int:
 
     home = ensure_dagster_home()
     print(f"DAGSTER_HOME={home}", flush=True)
-    # runs the daemon and the UI create over a range of rows plan one event per asset, not per row (issue 22)
-    os.environ.setdefault("DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS", "1")
     exe = Path(sys.executable).with_name("dagster")
     cmd = [str(exe), "dev", "-w", str(Path(__file__).resolve().parent.parent / "workspace.yaml"),
            *(argv if argv is not None else sys.argv[1:])]

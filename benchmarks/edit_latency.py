@@ -55,11 +55,9 @@ def set_density(table: Path, key: tuple[int, int], value: str) -> None:
 
 def wait_for_sensor(instance, since: float, timeout: float = 180) -> None:
     """Until the daemon has evaluated the table-edit sensor after ``since``."""
-    from dagster._core.scheduler.instigation import InstigatorType
-
     deadline = time.time() + timeout
     while time.time() < deadline:
-        for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
+        for state in instance.all_instigator_state():
             if state.name != "table_edit_sensor":
                 continue
             ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, limit=1)

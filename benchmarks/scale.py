@@ -16,15 +16,24 @@ tables with levels 4.. copied from level 3's rows, 5 rows a level) it
    reaped child's writes to its parent's) and the bytes the path leaves
    (warehouse + Dagster home);
 3. prints one line per run with the ratios: wall / generator-alone, and
-   bytes written / bytes kept.
+   bytes written / bytes kept;
+4. for the nightly (issue 28 "bookkeeping that scales out"): the CPU of the
+   ``python -m assets.nightly`` process itself (``getrusage(RUSAGE_SELF)`` at
+   its exit: what only one process does) over the CPU of its whole process
+   tree, and a projected wall for K = 2, 8 and 32 lanes, ``serial +
+   parallel / K``: serial = the coordinator's CPU and the table run (it
+   follows every row), parallel = the rest of the tree's CPU (the lanes'
+   runs), beside the measured 2-lane wall.
 
     .venv/bin/python benchmarks/scale.py                       # 15, 60, 600 rows; 1 and N workers; both paths
     .venv/bin/python benchmarks/scale.py --rows 6000 --workers 2 --paths nightly
     .venv/bin/python benchmarks/scale.py --dask tcp://127.0.0.1:8786   # the rows on a Dask cluster too
 
-Goals (issue 22): each path within 5x the generator alone at 600 rows; CPU
->= 150% on 2 cores; peak memory flat in the number of rows (<= 800 MB at
-600); bytes written <= 3x the bytes kept.
+Goals (issue 28): the nightly within 2.5x the generator alone at 600 and
+6,000 rows with CPU >= 180% on 2 cores, its coordinator <= 10% of the tree's
+CPU, >= 1.7x faster on every core than with ``--workers 1``; ``calibrate``
+within 1.5x; peak memory flat in the number of rows; bytes written <= 3x the
+bytes kept.
 """
 
 from __future__ import annotations
@@ -86,6 +95,32 @@ def _tree_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
+# Runs the nightly in this wrapper process and prints, at its exit, the CPU it used itself (all its
+# threads, none of its children): the coordinator's share of the work.
+COORDINATOR = (
+    "import resource, runpy, sys\n"
+    "sys.argv = ['assets.nightly', *sys.argv[1:]]\n"
+    "code = 0\n"
+    "try:\n"
+    "    runpy.run_module('assets.nightly', run_name='__main__')\n"
+    "except SystemExit as exc:\n"
+    "    code = exc.code or 0\n"
+    "ru = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "print(f'COORDINATOR_CPU {ru.ru_utime + ru.ru_stime:.3f}', file=sys.stderr)\n"
+    "sys.exit(code)\n")
+
+
+def table_run_seconds(home: Path) -> float:
+    """Wall seconds of the nightly's table run (strata and table-wide checks), read from its Dagster home."""
+    code = ("import dagster as dg\n"
+            "with dg.DagsterInstance.get() as i:\n"
+            "    r = [r for r in i.get_run_records(dg.RunsFilter(job_name='calibration_table'))][0]\n"
+            "    print(r.end_time - r.start_time)\n")
+    out = subprocess.run([PY, "-c", code], env={**os.environ, "DAGSTER_HOME": str(home)}, capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def measure(cmd: list[str], env: dict, keeps: list[Path]) -> dict:
     """Run ``cmd`` and measure it (module docstring)."""
     import psutil
@@ -120,8 +155,10 @@ def measure(cmd: list[str], env: dict, keeps: list[Path]) -> dict:
     if proc.returncode not in (0, 3):  # 3: an F4 check failed; the run itself is complete
         sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{output[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    found = re.search(r"COORDINATOR_CPU ([\d.]+)", output)
     return {"wall": wall, "cpu": cpu, "pss": peak["pss"], "rss": peak["rss"],
-            "written": _written_bytes() - written0, "kept": sum(_tree_bytes(p) for p in keeps)}
+            "written": _written_bytes() - written0, "kept": sum(_tree_bytes(p) for p in keeps),
+            "coordinator": float(found.group(1)) if found else None}
 
 
 def run_path(path: str, tables: Path, work: Path, samples: int, workers: int | None, dask: str | None) -> dict:
@@ -131,11 +168,23 @@ def run_path(path: str, tables: Path, work: Path, samples: int, workers: int | N
     label = f"{path}-{'dask' if dask else workers}"
     root, home = work / f"{label}-warehouse", work / f"{label}-home"
     if path == "nightly":
-        cmd = [PY, "-m", "assets.nightly", "--tables", str(tables), "--warehouse", str(root), "--samples",
+        cmd = [PY, "-c", COORDINATOR, "--tables", str(tables), "--warehouse", str(root), "--samples",
                str(samples), "--dagster-home", str(home), *where]
-        return measure(cmd, env, [root, home])
+        out = measure(cmd, env, [root, home])
+        out["table_run"] = table_run_seconds(home)
+        return out
     cmd = [BOARDGEN, "calibrate", "--tables", str(tables), "--warehouse", str(root), "--samples", str(samples), *where]
     return measure(cmd, env, [root])
+
+
+def projection(rows: int, r: dict) -> str:
+    """The coordinator's share and the projected walls (module docstring, 4)."""
+    serial = r["coordinator"] + r["table_run"]
+    parallel = max(0.0, r["cpu"] - serial)
+    walls = ", ".join(f"K={k} {serial + parallel / k:.1f} s" for k in (2, 8, 32))
+    return (f"{rows:>5} {'':<9} {'':>7} | coordinator {r['coordinator']:.2f} s CPU = "
+            f"{100 * r['coordinator'] / max(1e-9, r['cpu']):.1f}% of the tree; table run {r['table_run']:.1f} s; "
+            f"projected {walls} (measured, 2 lanes: see the row above)")
 
 
 def main(argv=None) -> int:
@@ -168,6 +217,8 @@ def main(argv=None) -> int:
                           f"{100 * r['cpu'] / r['wall']:4.0f}% | {r['wall'] / gen:6.2f} | "
                           f"{r['pss'] / 2**20:6.0f} {r['rss'] / 2**20:7.0f} | {r['written'] / 2**20:10.1f} "
                           f"{r['kept'] / 2**20:8.1f} {r['written'] / max(1, r['kept']):5.2f}", flush=True)
+                    if r.get("coordinator") is not None:
+                        print(projection(rows, r), flush=True)
             shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -246,13 +246,11 @@ def _row_pool(args, rows: int):
     answer is one sentence, exit 2), else local workers."""
     import os
 
-    from boardgen_pipeline.steps.pool import RowPool, default_workers, workers_for
+    from boardgen_pipeline.steps import pool
 
-    address = args.dask if args.dask is not None else os.environ.get("BOARDGEN_DASK", "")
-    if address:
-        return RowPool(dask_address=address, source="--dask" if args.dask is not None else "BOARDGEN_DASK")
-    workers = args.workers if args.workers is not None else int(os.environ.get("BOARDGEN_WORKERS") or default_workers())
-    return RowPool(workers_for(rows, workers) if args.workers is None else workers)
+    address, source = (args.dask, "--dask") if args.dask is not None else pool.dask_address_from(os.environ)
+    workers = args.workers if args.workers is not None else int(os.environ.get("BOARDGEN_WORKERS") or 0) or None
+    return pool.build(rows, workers, address, source)
 
 
 def cmd_verify(args) -> int:
@@ -551,7 +549,29 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--boards", type=int, required=True, help="boards timed, >= 1 (required)")
     b.add_argument("--shave", type=int, default=1, help="shave_ring_radius, 0..2 (default: 1)")
     b.set_defaults(func=cmd_bench)
+
+    pr = sub.add_parser("prune", help="forget old calibration runs of a Dagster home (the warehouse keeps every figure)")
+    pr.add_argument("--dagster-home", help="the Dagster home (default: $DAGSTER_HOME, else the repo's .dagster_home)")
+    pr.add_argument("--keep-runs", type=int, help="keep the newest K calibration runs, K >= 1 (default: "
+                                                  "$BOARDGEN_KEEP_RUNS, else the days of --keep-days)")
+    pr.add_argument("--keep-days", type=int, help="keep the runs of the last N days, 1..36500 (default: "
+                                                  "$BOARDGEN_KEEP_DAYS, else 30)")
+    pr.set_defaults(func=cmd_prune)
     return p
+
+
+PLUGINS = "boardgen.commands"  # commands another package of the project provides (pyproject.toml entry points)
+
+
+def cmd_prune(args) -> int:
+    """Through the Dagster code location, which registers ``prune`` (the
+    library imports no Dagster: docs/decisions.md)."""
+    from importlib.metadata import entry_points
+
+    found = [e for e in entry_points(group=PLUGINS) if e.name == "prune"]
+    if not found:
+        raise UserError("prune needs the Dagster code location (the package's assets/) installed: pip install -e .")
+    return found[0].load()(dagster_home=args.dagster_home, keep_runs=args.keep_runs, keep_days=args.keep_days)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -190,6 +190,9 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.directory("warehouse", must_exist=False)
     elif command == "bench":
         c.violations.extend(check_bench(values, c.prog))
+    elif command == "prune":
+        home = values.get("dagster_home") or os.environ.get("DAGSTER_HOME") or None
+        c.violations.extend(check_prune({**values, "dagster_home": home}))
     return c.violations
 
 
@@ -276,7 +279,11 @@ NIGHTLY_ENV = {
     "adventures": "BOARDGEN_NODE_MAP_ADVENTURES",
     "workers": "BOARDGEN_WORKERS",
     "dask": "BOARDGEN_DASK",
+    "keep_days": "BOARDGEN_KEEP_DAYS",
+    "keep_runs": "BOARDGEN_KEEP_RUNS",
 }
+PRUNE_ENV = {"keep_days": "BOARDGEN_KEEP_DAYS", "keep_runs": "BOARDGEN_KEEP_RUNS"}
+KEEP_DAYS_MAX = 36500  # a century: a typo of a year in days, not a policy
 CALIBRATE_ENV = {"workers": "BOARDGEN_WORKERS", "dask": "BOARDGEN_DASK"}
 TEXT_OPTIONS = frozenset({"dask"})  # options whose value is text, not an integer
 
@@ -345,7 +352,82 @@ def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | Non
                 f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {SIGMA_DEPTH_SPACING} apart")
     c.seed("master_seed", "the master seed")
     c.int_range("adventures", 1, None, "adventures simulated by the node-map draws")
-    c.int_range("workers", 1, None, "local worker processes")
+    c.int_range("workers", 1, None, "runs at once, each in a process of its own")
     c.dask_address("dask")
+    _retention(c)
     _name_the_variables(c, before, env_source)
     return c.violations
+
+
+def _retention(c: _Checker) -> None:
+    c.int_range("keep_days", 1, KEEP_DAYS_MAX, "days of calibration runs the Dagster home keeps")
+    c.int_range("keep_runs", 1, None, "newest calibration runs the Dagster home keeps")
+
+
+def check_prune(values: Mapping[str, object], environ: Mapping[str, str] | None = None) -> list[Violation]:
+    """``boardgen prune``: the Dagster home, and how many runs it keeps
+    (``--keep-runs``, else ``$BOARDGEN_KEEP_RUNS``, else the days of
+    ``$BOARDGEN_KEEP_DAYS``)."""
+    c, env_source, before = _checker("boardgen prune", values, environ, PRUNE_ENV)
+    c.directory("dagster_home", must_exist=True)
+    _retention(c)
+    _name_the_variables(c, before, env_source)
+    return c.violations
+
+
+def nightly_parser(description: str):
+    """The command line of ``python -m assets.nightly`` (``make run``)."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m assets.nightly", description=description)
+    p.add_argument("--tables", help="tables directory (default: $BOARDGEN_TABLES or the repo's tables/)")
+    p.add_argument("--warehouse", help="warehouse root (default: $BOARDGEN_WAREHOUSE or the repo's warehouse/)")
+    p.add_argument("--samples", type=int, help="boards per row (default: $BOARDGEN_SAMPLES or 256)")
+    p.add_argument("--master-seed", type=int, help="master seed (default: $BOARDGEN_MASTER_SEED or 0)")
+    p.add_argument("--adventures", type=int,
+                   help="adventures the node-map draws simulate (default: $BOARDGEN_NODE_MAP_ADVENTURES or 2000)")
+    p.add_argument("--dagster-home", help="Dagster instance folder (default: $DAGSTER_HOME or <repo>/.dagster_home)")
+    p.add_argument("--workers", type=int,
+                   help="runs at once, each recording its rows in a process of its own (default: $BOARDGEN_WORKERS, "
+                        "else every core the process may use)")
+    p.add_argument("--dask", help="Dask scheduler address tcp://host:port: the rows' chains run on that cluster, one "
+                                  "run records them (default: $BOARDGEN_DASK)")
+    p.add_argument("--keep-days", type=int, help="keep the calibration runs of the last N days (default: "
+                                                   "$BOARDGEN_KEEP_DAYS or 30)")
+    p.add_argument("--keep-runs", type=int, help="keep the newest N calibration runs instead (default: "
+                                                   "$BOARDGEN_KEEP_RUNS)")
+    return p
+
+
+def parse_nightly(argv, description: str):
+    """The nightly's arguments, every one in its domain (issue 15), or exit 2
+    with every violation listed."""
+    p = nightly_parser(description)
+    args = p.parse_args(argv)
+    bad = check_nightly(vars(args))
+    if bad:
+        p.exit(EXIT_BAD_ARGUMENTS, ArgumentError(bad).report() + "\n")
+    return args
+
+
+NIGHTLY_SETTINGS = {
+    # nightly option -> the environment variable that carries it to the runs' processes
+    "samples": "BOARDGEN_SAMPLES", "master_seed": "BOARDGEN_MASTER_SEED",
+    "adventures": "BOARDGEN_NODE_MAP_ADVENTURES", "workers": "BOARDGEN_WORKERS", "dask": "BOARDGEN_DASK",
+    "keep_days": "BOARDGEN_KEEP_DAYS", "keep_runs": "BOARDGEN_KEEP_RUNS",
+}
+
+
+def nightly_environment(args) -> dict[str, str]:
+    """The environment variables that carry the nightly's settings to every
+    process of its runs (each run's resources read them)."""
+    out = {}
+    if args.tables:  # as given: validation messages name it as `boardgen validate --tables` does
+        out["BOARDGEN_TABLES"] = args.tables
+    if args.warehouse:
+        out["BOARDGEN_WAREHOUSE"] = str(Path(args.warehouse).resolve())
+    for dest, var in NIGHTLY_SETTINGS.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            out[var] = str(value)
+    return out

@@ -3,9 +3,12 @@ fuzz started early (its compilation overlaps the other tests)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,87 @@ def pytest_sessionfinish(session):
             proc.kill()
             proc.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+# --- a real PostgreSQL server (issue 28: "make test runs against a real PostgreSQL server") --------
+
+PG_URL_ENV = "BOARDGEN_TEST_POSTGRES_URL"
+PG_DEFAULT = "postgresql://boardgen_test:boardgen_test@127.0.0.1:5432/postgres"
+
+
+def _pg_connect(url: str):
+    import psycopg2
+
+    conn = psycopg2.connect(url, connect_timeout=5)
+    conn.autocommit = True
+    return conn
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The URL of a PostgreSQL server a superuser may create databases on:
+    ``$BOARDGEN_TEST_POSTGRES_URL``, else the one ``scripts/ensure_postgres.sh``
+    starts (``make test`` runs it; run here again when nothing answers)."""
+    import psycopg2
+
+    url = os.environ.get(PG_URL_ENV) or PG_DEFAULT
+    for attempt in range(2):
+        try:
+            _pg_connect(url).close()
+            return url
+        except psycopg2.Error as exc:
+            if attempt == 0 and not os.environ.get(PG_URL_ENV):
+                subprocess.run(["bash", str(REPO / "scripts" / "ensure_postgres.sh")], check=False)
+                continue
+            pytest.fail(f"no PostgreSQL server for the instance tests at {url} ({exc}); run scripts/ensure_postgres.sh "
+                        f"as root, or set {PG_URL_ENV} to a superuser's URL")
+
+
+@pytest.fixture
+def postgres_database(postgres_server):
+    """A database of its own on the test server, dropped afterwards; its URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    name = f"boardgen_{uuid.uuid4().hex[:12]}"
+    admin = _pg_connect(postgres_server)
+    try:
+        admin.cursor().execute(f'create database "{name}"')
+    finally:
+        admin.close()
+    parts = urlsplit(postgres_server)
+    yield urlunsplit(parts._replace(path=f"/{name}"))
+    admin = _pg_connect(postgres_server)
+    try:
+        admin.cursor().execute(f'drop database if exists "{name}" with (force)')
+    finally:
+        admin.close()
+
+
+def postgres_yaml(url: str) -> str:
+    """A user's dagster.yaml: PostgreSQL storage, as Dagster's docs write it."""
+    return f"storage:\n  postgres:\n    postgres_url: \"{url}\"\n"
+
+
+@pytest.fixture
+def postgres_home(tmp_path, postgres_database) -> Path:
+    """A Dagster home whose dagster.yaml names a PostgreSQL storage (and nothing else)."""
+    home = tmp_path / "pg_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(postgres_yaml(postgres_database))
+    return home
+
+
+@pytest.fixture(scope="session")
+def small_nightly(tmp_path_factory) -> dict:
+    """``python -m assets.nightly`` on the small pipeline fixture, on a SQLite
+    home, once for the session: the warehouse every other nightly of the
+    same tables must write, byte for byte."""
+    from tests.nightly_support import nightly, parquet_files
+    from tests.test_pipeline_support import copy_fixture
+
+    base = tmp_path_factory.mktemp("small_nightly")
+    tables, root, samples = copy_fixture("small", base), base / "warehouse", "16"
+    rc, out, err = nightly(tables, root, base / "home", samples=samples)
+    assert rc == 0, out + err
+    return {"tables": tables, "root": root, "home": base / "home", "samples": samples, "files": parquet_files(root),
+            "stdout": out}

@@ -3,8 +3,8 @@ real browser (issue 8 "Browser test").
 
 1. The pipeline materializes the ``unmeetable`` fixture (row (1,1) cannot
    reach target 1.0: assertion A fails) into a temporary warehouse and a
-   temporary ``DAGSTER_HOME`` as the nightly does (issue 12): one validate
-   run, then one run over every row partition and the pools.
+   temporary ``DAGSTER_HOME`` as the nightly does (issue 28): the tables
+   and draws, one run over every row partition, the table-wide checks.
 2. ``dagster-webserver`` starts on a free localhost port, on a workspace
    file pointing at ``assets.definitions`` with ``BOARDGEN_TABLES``,
    ``BOARDGEN_WAREHOUSE`` and ``DAGSTER_HOME`` set to those folders; the
@@ -21,8 +21,11 @@ real browser (issue 8 "Browser test").
    (the description panel is 260 px high, ``overflow: hidden``) and covered
    by nothing (the panel's "Show more" button); so are the full-size
    pictures in the dialog of its ``failing_row_pictures`` entry.
-   Then the check ``a_no_board_below_target`` of asset ``boards``,
-   partition ``1-1``: its verdict, figures and failing scopes.
+   Then the table-wide check ``a_no_board_below_target`` of asset
+   ``boards`` (issue 28: checks are table-wide): the failing row named in its
+   verdict, the row's own figures and failing scopes in its metadata; and
+   the ``boards`` Partitions tab: each row's state, the failing row's
+   figures on its materialization.
 4. Screenshots go to ``test-output/browser/`` (git-ignored; override with
    ``BOARDGEN_TEST_OUTPUT``), also on failure. The server is stopped in a
    ``finally``.
@@ -49,23 +52,14 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
-from assets.automation import ALL_SELECTION, partition_range_tags
 from assets.home import ensure_dagster_home
 from boardgen_pipeline.calibration import assertions
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 from boardgen_pipeline.warehouse import datasets
 
-from .test_pipeline_support import (
-    QUIET,
-    copy_fixture,
-    defs_for,
-    execute,
-    expected_figures,
-    meta,
-    run_validate,
-)
+from .test_pipeline_support import copy_fixture, defs_for, expected_figures, materialize_graph, meta, row_checks
 
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
+pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("BOARDGEN_CHROMIUM", "/usr/bin/chromium"))
@@ -117,20 +111,19 @@ def materialize(base: Path, monkeypatch) -> dict:
     ensure_dagster_home(home)
     defs = defs_for(tables, root, N)
     with dg.DagsterInstance.get() as instance:
-        assert run_validate(defs, instance).success
-        keys = instance.get_dynamic_partitions("board_gen_rows")
-        run = execute(defs, instance, tags=partition_range_tags(keys, keys), asset_selection=ALL_SELECTION)
-        evaluations = {(c.check_name, c.partition): c for c in run.get_asset_check_evaluations()}
-    a_fail = evaluations[(CHECK, FAILING)]
-    assert not a_fail.passed and evaluations[(CHECK, PASSING)].passed, "fixture no longer fails A on 1-1 only"
-    summary = evaluations[(CHECK_EVERY_ROW, None)]
+        _prepare, _rows, table_run = materialize_graph(defs, instance)
+        evaluations = {c.check_name: c for c in table_run.get_asset_check_evaluations()}
+    a_fail = evaluations[CHECK]
+    assert not a_fail.passed and list(meta(a_fail)["failing"]) == [FAILING], "fixture no longer fails A on 1-1 only"
+    summary = evaluations[CHECK_EVERY_ROW]
     assert not summary.passed and f"{FAILING} (A)" in summary.description
     records = pq.read_table(datasets.partition_path(root, "boards", (1, 1))).to_pylist()
     figures = expected_figures(records, target=1.0)
-    m = meta(a_fail)
-    assert m["below_target"] == len(figures["below"]) > 0
-    return {"tables": tables, "root": root, "home": home, "meta": m, "figures": figures,
-            "description": a_fail.description.split("\n\n")[0], "summary": summary.description}
+    row = row_checks(root, (1, 1))[CHECK]
+    assert row["figures"]["below_target"] == len(figures["below"]) > 0
+    return {"tables": tables, "root": root, "home": home, "meta": row["figures"], "figures": figures,
+            "description": a_fail.description, "row_description": row["description"],
+            "summary": summary.description}
 
 
 # ---------------------------------------------------------------- the server
@@ -385,46 +378,32 @@ def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
                 close_dialog(page, dialog)
                 page.set_viewport_size({"width": 1600, "height": 1400})
 
-                # 3. the failing row's own check, one click away
+                # 3. the table-wide A on boards: the failing row in its verdict, the row's own numbers
                 page.goto(f"http://127.0.0.1:{port}/assets/boards?view=checks&checkDetail={CHECK}")
-                page.get_by_role("tab", name="Execution history").wait_for()  # the check's own tabs
-                page.get_by_role("tab", name="Partitions").last.click()  # the check's, not the asset's
-                page.get_by_placeholder("Filter by partition…").fill(FAILING)
-                page.locator(f'[data-tooltip="{FAILING}"]').last.click()
-
-                detail = (page.locator("div")
-                          .filter(has=page.get_by_text("Target materialization", exact=True))
-                          .filter(has=page.get_by_text("Metadata", exact=True))
-                          .filter(has=page.locator(f'[title="{FAILING}"]'))
-                          .last)  # the innermost: the partition's detail pane
-                detail.get_by_text("Metadata", exact=True).wait_for()
-                page.screenshot(path=str(OUTPUT / f"check-{CHECK}-{FAILING}.png"), full_page=True)
-
-                # the row and the failure
-                assert detail.locator(f'[title="{FAILING}"]').is_visible()
-                assert detail.locator('[data-tooltip="Failed"]').first.is_visible(), "no Failed tag on the row"
-                assert detail.get_by_text(data["description"], exact=True).is_visible()
-                assert data["description"] == f"{len(figures['below'])} of {N} boards below target 1.0"
-
-                # its metadata, as the check recorded it: the figures in one JSON entry (no zig-zag plots)
-                table = metadata_table(detail)
-                assert table["assertion"] == "A"
-                assert table["advice_status"] == "fails"
-                for label in ("figures", "advice", "inferability_histogram", "inferability_chart", "worst_board",
-                              "worst_board_picture", "failing_scopes"):
+                page.get_by_text(data["description"], exact=True).first.wait_for()
+                page.screenshot(path=str(OUTPUT / f"check-{CHECK}.png"), full_page=True)
+                assert data["description"] == f"1 of 2 rows fail: {FAILING}: " + data["row_description"]
+                assert data["row_description"] == f"{len(figures['below'])} of {N} boards below target 1.0"
+                assert page.get_by_text("Failed").first.is_visible()
+                table = metadata_table(page)
+                assert table["assertion"] == "A" and table["first_failing_row"] == FAILING
+                for label in ("failing", "first_failing_figures", f"{FAILING} inferability_histogram",
+                              f"{FAILING} worst_board"):
                     assert label in table, f"metadata entry {label} not shown: {sorted(table)}"
-                dialog = open_markdown(page, detail, "figures")
+                dialog = open_markdown(page, page, "first_failing_figures")
                 shown = _squash(dialog.inner_text())
                 for key, value in (("below_target", len(figures["below"])), ("samples", N),
                                    ("exit_passed", figures["exits"]["passed"]), ("worst_scope", m["worst_scope"])):
                     assert f'"{key}": {value}' in shown, f"{key} = {value} not in {shown}"
+                assert all(str(s) in shown for s in figures["below"]), shown  # the failing scopes
                 close_dialog(page, dialog)
 
-                # failing scopes: the boards below target, by scope
-                dialog = open_markdown(page, detail, "failing_scopes")
-                shown = dialog.inner_text()
-                assert all(str(s) in shown for s in figures["below"]), shown
-                close_dialog(page, dialog)
+                # 4. the rows' states: every row of the table materialized, the failing one's figures on it
+                page.goto(f"http://127.0.0.1:{port}/assets/boards?view=partitions")
+                page.get_by_text(FAILING, exact=True).first.wait_for()
+                page.screenshot(path=str(OUTPUT / "boards-partitions.png"), full_page=True)
+                assert page.get_by_text("Materialized").first.is_visible()
+
             except Exception:
                 if page is not None:
                     page.screenshot(path=str(OUTPUT / "failure.png"), full_page=True)

@@ -262,16 +262,43 @@ def test_nightly_arguments_and_their_environment_defaults():
 
 
 def test_nightly_parse_args_exits_2_before_any_work(capsys, monkeypatch):
-    from assets.nightly import parse_args
+    from boardgen_pipeline.cli_args import parse_nightly
 
     monkeypatch.delenv("BOARDGEN_SAMPLES", raising=False)
     with pytest.raises(SystemExit) as exc:
-        parse_args(["--samples", "0", "--master-seed", "-1"])
+        parse_nightly(["--samples", "0", "--master-seed", "-1"], "the nightly")
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("2 command-line violations:")
     assert "python -m assets.nightly: row -: field --samples = 0: [argument_domain]" in err
-    assert parse_args(["--samples", "16"]).samples == 16
+    assert parse_nightly(["--samples", "16"], "the nightly").samples == 16
+
+
+@pytest.mark.parametrize("argv, env, field", [
+    (["--keep-runs", "0"], {}, "--keep-runs"),
+    (["--keep-days", "0"], {}, "--keep-days"),
+    ([], {"BOARDGEN_KEEP_DAYS": "-3"}, "$BOARDGEN_KEEP_DAYS"),
+    ([], {"BOARDGEN_KEEP_DAYS": "a month"}, "$BOARDGEN_KEEP_DAYS"),
+    ([], {"BOARDGEN_KEEP_RUNS": "0"}, "$BOARDGEN_KEEP_RUNS"),
+])
+def test_an_out_of_domain_retention_setting_is_one_sentence_and_exit_2(argv, env, field, capsys, monkeypatch):
+    """Issue 28: ``--keep-runs`` and ``$BOARDGEN_KEEP_DAYS`` out of their domain,
+    for the nightly and for ``boardgen prune``, before anything is opened."""
+    from boardgen_pipeline.cli import main as boardgen
+    from boardgen_pipeline.cli_args import parse_nightly
+
+    for name in ("BOARDGEN_KEEP_DAYS", "BOARDGEN_KEEP_RUNS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as exc:
+        parse_nightly(argv, "the nightly")
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("1 command-line violation:") and field in err
+    assert boardgen(["prune", "--dagster-home", "/nonexistent/home", *argv]) == 2
+    err = capsys.readouterr().err
+    assert field in err and "prune" in err
 
 
 def test_bench_outside_the_domains_exits_2_in_a_fresh_process():

@@ -24,9 +24,7 @@ from boardgen_pipeline.steps import history
 from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .test_cli_args import run
-from .test_pipeline_support import QUIET, copy_fixture, defs_for, materialize_all, run_partition, run_validate
-
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
+from .test_pipeline_support import copy_fixture, defs_for, materialize_graph, run_rows, run_validate
 
 N = 8
 ROW = (1, 0)
@@ -302,12 +300,12 @@ def test_the_pipeline_keeps_the_same_history(tmp_path):
 
     def rerun():
         assert run_validate(defs, instance).success
-        result = run_partition(defs, instance, "1-0")
+        result = run_rows(defs, instance, ["1-0"])
         assert result.success
         return result
 
     with dg.instance_for_test() as instance:
-        materialize_all(defs, instance)
+        materialize_graph(defs, instance)
         edit(tables, ROW, "mine_density", 0.23)
         rerun()
         edit(tables, ROW, "inferability_target", 0.9)
@@ -327,9 +325,9 @@ def test_the_pipeline_keeps_the_same_history(tmp_path):
     got = sql(root, "select level_index, node_depth, version from calibration_history order by published_at")
     assert [(g["level_index"], g["node_depth"]) for g in got].count((1, 0)) == 3 and len(got) == 5
 
-    # the third run's report materialization: its key figures as plain numbers, those of the newest version
-    [report] = [e for e in result.get_asset_materialization_events()
-                if e.asset_key.to_user_string() == "calibration_report"]
+    # the third run's boards materialization: the row's key figures as plain numbers the UI plots by
+    # partition, those of the newest version
+    [report] = [e for e in result.get_asset_materialization_events() if e.asset_key.to_user_string() == "boards"]
     entries = report.materialization.metadata
     newest = history.trajectory(root, ROW).versions[-1]
     for name in ("p10", "p50", "p90", "pass_rate", "retry_rate"):

@@ -1,6 +1,7 @@
 """The calibration graph materialized through Dagster on fixture tables
-(issue 3 "Tests"; issue 4 "Asset"): Parquet rows, DuckDB views, every check's
-pass/fail and metadata (boards and variant overlays); a row that cannot meet
+(issue 3 "Tests"; issue 4 "Asset"; issue 28 "fewer, richer events"):
+Parquet rows, DuckDB views, each row's stored verdicts and the table-wide
+checks built from them (boards and variant overlays); a row that cannot meet
 its target; an illegal row; a bad table."""
 
 from __future__ import annotations
@@ -12,31 +13,31 @@ import pytest
 from boardgen_pipeline.calibration import assertions, batch, fingerprints
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.errors import TableError
+from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 from boardgen_pipeline.variants import batch as overlay_batch
 from boardgen_pipeline.variants import outcomes as overlay_row
 from boardgen_pipeline.warehouse import datasets
 from boardgen_pipeline.warehouse.publish import REJECTED
 
 from .test_pipeline_support import (
-    QUIET,
     N,
+    boards_partitions,
     checks_of,
     copy_fixture,
     defs_for,
     expected_figures,
-    materialize_all,
     materialize_graph,
     materialized,
     meta,
     parquet_records,
-    run_partition,
+    row_checks,
+    run_rows,
     run_validate,
     step_failures,
 )
 
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
-
-ALL_ASSETS = {"validated_rows", "seed_batches", "boards", "variant_overlays", "calibration_report"}
+ROW_ASSETS = {"seed_batches", "boards", "variant_overlays", "calibration_report"}
+KEYS = ["1-0", "1-1", "2-0"]
 
 
 @pytest.fixture(scope="module")
@@ -46,18 +47,57 @@ def small(tmp_path_factory):
     tables, root = copy_fixture("small", base), base / "warehouse"
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
-        results, pools = materialize_graph(defs, instance)
-        yield {"tables": tables, "root": root, "results": results, "instance": instance, "pools": pools,
-               "table": load_catalog(tables).board_gen}
+        prepare, rows, table = materialize_graph(defs, instance)
+        yield {"tables": tables, "root": root, "prepare": prepare, "rows": rows, "table_run": table,
+               "instance": instance, "table": load_catalog(tables).board_gen}
 
 
-def test_every_row_gets_a_partition_and_a_successful_run(small):
-    assert set(small["results"]) == {"1-0", "1-1", "2-0"}
-    assert small["instance"].get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0"]
-    for key, result in small["results"].items():
-        assert result.success, key
-        assert materialized(result) == ALL_ASSETS
-        assert [e.asset_key.to_user_string() for e in result.get_asset_observation_events()] == ["table_files"]
+def test_every_row_gets_a_partition_and_one_run_records_them_all(small):
+    assert small["instance"].get_dynamic_partitions("board_gen_rows") == KEYS
+    assert small["prepare"].success and small["rows"].success and small["table_run"].success
+    assert materialized(small["prepare"]) == {"validated_rows", "node_map_draws"}
+    assert [e.asset_key.to_user_string() for e in small["prepare"].get_asset_observation_events()] == ["table_files"]
+    # one boards materialization per row (its state per partition); the table's assets once a run
+    assert boards_partitions(small["rows"]) == set(KEYS)
+    mats = [(e.asset_key.to_user_string(), e.partition) for e in small["rows"].get_asset_materialization_events()]
+    assert sorted(mats) == sorted([("boards", k) for k in KEYS] + [("seed_batches", None), ("variant_overlays", None),
+                                                                   ("calibration_report", None)])
+    # a rows run evaluates no check: the table run does, once each, over every row
+    assert checks_of(small["rows"]) == {}
+    assert set(checks_of(small["table_run"])) == {*assertions.CHECKS, *overlay_row.CHECKS, CHECK_EVERY_ROW,
+                                                  "strata_cover_every_template"}
+
+
+def test_a_rows_run_records_about_two_events_a_row(small, tmp_path):
+    """Issue 28: a run's bookkeeping grows by one planned and one recorded
+    materialization a row, whatever else it checks."""
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        assert run_validate(defs, instance).success
+        one = run_rows(defs, instance, ["1-0"])
+        three = run_rows(defs, instance, KEYS)
+        count = {r: len(instance.all_logs(r.run_id)) for r in (one, three)}
+    assert count[three] - count[one] == 2 * (len(KEYS) - 1)
+
+
+def test_the_boards_materialization_carries_the_rows_figures_and_verdicts(small):
+    root, table = small["root"], small["table"]
+    for e in small["rows"].get_asset_materialization_events():
+        if e.asset_key != dg.AssetKey("boards"):
+            continue
+        key = fingerprints.row_key(e.partition)
+        m = meta(e.materialization)
+        want = expected_figures(parquet_records(datasets.partition_path(root, "boards", key)),
+                                table.rows[key].inferability_target)
+        for q in ("p10", "p50", "p90"):
+            assert m[q] == pytest.approx(want[q])
+            assert isinstance(e.materialization.metadata[q], dg.FloatMetadataValue)  # plotted by partition
+        assert set(m["checks"]) == set(assertions.CHECKS) and m["published"] is True
+        assert m["batch_fingerprint"] == fingerprints.batch_fingerprint(table.row_fingerprint(key), N, 0)
+        assert e.materialization.tags["dagster/code_version"] == "metric_v1"
+        digest = datasets.sha256_file(datasets.partition_path(root, "boards", key))
+        assert e.materialization.tags["dagster/data_version"] == digest[:16]
 
 
 def test_parquet_partitions_hold_n_boards_with_fingerprints(small):
@@ -78,115 +118,134 @@ def test_duckdb_views_answer_over_the_parquet_files(small):
     try:
         views = {r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall()}
         # node_map_draws and calibration_strata: empty files (the fixture has no node-map pools);
-        # calibration_history: one version of each row's report (issue 23)
+        # calibration_history: one version of each row's report (issue 23); row_checks (issue 28)
         assert views == {"boards", "board_metrics", "variant_overlays", "calibration_report", "node_map_draws",
-                         "calibration_strata", "calibration_history"}
+                         "calibration_strata", "calibration_history", "row_checks"}
         counts = con.sql("select level_index, node_depth, count(*) from boards group by all order by all").fetchall()
         assert counts == [(1, 0, N), (1, 1, N), (2, 0, N)]
         assert "layout" not in [d[0] for d in con.sql("select * from board_metrics limit 0").description]
         rows = con.sql("select level_index, node_depth, green, illegal from calibration_report order by all").fetchall()
         assert rows == [(1, 0, True, 0), (1, 1, True, 0), (2, 0, True, 0)]
+        # which rows fail what, in SQL: E warns on (1,1), nothing else fails
+        failing = con.sql("select level_index, node_depth, \"check\" from row_checks where not passed").fetchall()
+        assert failing == [(1, 1, assertions.CHECK_E)]
+        assert con.execute("select count(*) from row_checks").fetchone() == (3 * (len(assertions.CHECKS)
+                                                                              + len(overlay_row.CHECKS)),)
     finally:
         con.close()
 
 
-def test_every_check_passes_with_its_numbers(small):
+def test_each_rows_verdicts_are_stored_with_their_numbers(small):
     root, table = small["root"], small["table"]
     for key in table.keys():
-        pk = fingerprints.partition_key(key)
-        checks = checks_of(small["results"][pk])
+        checks = row_checks(root, key)
         assert set(checks) == set(assertions.CHECKS) | set(overlay_row.CHECKS)
-        assert {c.partition for c in checks.values()} == {pk}
+        fp = fingerprints.batch_fingerprint(table.row_fingerprint(key), N, 0)
+        assert {checks[c]["fingerprint"] for c in assertions.CHECKS} == {fp}
         records = parquet_records(datasets.partition_path(root, "boards", key))
         want = expected_figures(records, table.rows[key].inferability_target)
 
         a = checks[assertions.CHECK_A]
-        assert a.passed and meta(a)["below_target"] == 0 and meta(a)["failing_scopes"] == []
+        assert a["passed"] and a["figures"]["below_target"] == 0 and a["figures"]["failing_scopes"] == []
         for q in ("p10", "p50", "p90"):
-            assert meta(a)[q] == pytest.approx(want[q])
-        assert [meta(a)[f"exit_{e}"] for e in ("passed", "best_legal", "least_bad")] == list(want["exits"].values())
-        assert "target 0.850" in meta(a)["inferability_histogram"]
-        assert "R∞" in meta(a)["worst_board"] and f"`{meta(a)['worst_scope']}`" in meta(a)["worst_board"]
-
-        assert checks[assertions.CHECK_A2].passed and meta(checks[assertions.CHECK_A2])["target"] == 0.85
+            assert a["figures"][q] == pytest.approx(want[q])
+        exits = [a["figures"][f"exit_{e}"] for e in ("passed", "best_legal", "least_bad")]
+        assert exits == list(want["exits"].values())
+        assert a["pictures"] == {}  # a passing row keeps its numbers, not its pictures
+        assert checks[assertions.CHECK_A2]["passed"] and checks[assertions.CHECK_A2]["figures"]["target"] == 0.85
         a1 = checks[assertions.CHECK_A1]
-        assert a1.passed and a1.blocking and meta(a1)["illegal"] == 0 and meta(a1)["published"] is True
+        assert a1["passed"] and a1["figures"]["illegal"] == 0 and a1["figures"]["published"] is True
         fog = table.rows[key].fog_region_count > 0
         b, b1 = checks[assertions.CHECK_B], checks[assertions.CHECK_B1]
-        assert b.passed and b1.passed
-        assert meta(b)["applicable"] is fog and meta(b1)["applicable"] is not fog
-        if fog:
-            assert meta(b)["full_placement_share"] == 1.0
+        assert b["passed"] and b1["passed"]
+        assert b["figures"]["applicable"] is fog and b1["figures"]["applicable"] is not fog
 
 
-def test_monotone_warning_on_the_row_that_decreases(small):
-    for pk, result in small["results"].items():
-        e = checks_of(result)[assertions.CHECK_E]
-        assert e.severity == dg.AssetCheckSeverity.WARN
-        if pk == "1-1":
-            assert not e.passed
-            assert meta(e)["violations"] == 1 and "decreases from 0.21" in meta(e)["findings"][0]
-            assert "**1**" in meta(e)["level_chain"]
-        else:
-            assert e.passed and meta(e)["violations"] == 0
+def test_every_table_check_passes_with_its_numbers(small):
+    checks = checks_of(small["table_run"])
+    for name in (*assertions.CHECKS, *overlay_row.CHECKS):
+        c = checks[name]
+        want_asset = "boards" if name in assertions.CHECKS else "variant_overlays"
+        assert c.asset_key == dg.AssetKey(want_asset) and c.partition is None
+        if name == assertions.CHECK_E:
+            continue
+        assert c.passed and meta(c)["judged"] == 3 and meta(c)["failing_count"] == 0, name
+        assert c.description == "all 3 rows pass"
+    assert checks[CHECK_EVERY_ROW].passed
+
+
+def test_monotone_warning_names_the_row_that_decreases(small):
+    e = checks_of(small["table_run"])[assertions.CHECK_E]
+    assert e.severity == dg.AssetCheckSeverity.WARN and not e.passed
+    assert meta(e)["failing"] == {"1-1": row_checks(small["root"], (1, 1))[assertions.CHECK_E]["description"]}
+    stored = row_checks(small["root"], (1, 1))[assertions.CHECK_E]
+    assert stored["figures"]["violations"] == 1 and "decreases from 0.21" in stored["figures"]["findings"][0]
+    assert "**1**" in stored["pictures"]["level_chain"]
+    assert e.description.startswith("1 of 3 rows fail: 1-1: ")
+    for key in ((1, 0), (2, 0)):
+        assert row_checks(small["root"], key)[assertions.CHECK_E]["passed"]
 
 
 def test_validated_rows_reports_the_table(small):
-    result = small["results"]["1-0"]
-    mat = next(e for e in result.get_asset_materialization_events() if e.asset_key.path == ["validated_rows"])
+    mat = next(e for e in small["prepare"].get_asset_materialization_events() if e.asset_key.path == ["validated_rows"])
     m = meta(mat.materialization)
     assert m["rows"] == 3 and m["levels"] == [1, 2]
     assert len(m["monotone_warnings"]) == 1
     assert mat.materialization.tags["dagster/data_version"] == fingerprints.tables_digest(small["tables"])[0]
 
 
-def test_a_row_that_cannot_meet_its_target_fails_a_on_that_partition_only(tmp_path):
+def test_a_row_that_cannot_meet_its_target_fails_a_naming_that_row_only(tmp_path):
     tables, root = copy_fixture("unmeetable", tmp_path), tmp_path / "warehouse"
     with dg.instance_for_test() as instance:
-        results = materialize_all(defs_for(tables, root), instance)
-    good, bad = checks_of(results["1-0"]), checks_of(results["1-1"])
-    assert good[assertions.CHECK_A].passed and meta(good[assertions.CHECK_A])["failing_scopes"] == []
+        _prepare, rows, table_run = materialize_graph(defs_for(tables, root), instance)
+    good, bad = row_checks(root, (1, 0)), row_checks(root, (1, 1))
+    assert good[assertions.CHECK_A]["passed"] and good[assertions.CHECK_A]["figures"]["failing_scopes"] == []
 
     records = parquet_records(datasets.partition_path(root, "boards", (1, 1)))
     want = expected_figures(records, 1.0)
     assert want["below"] and not want["illegal"]
     a = bad[assertions.CHECK_A]
-    assert not a.passed and a.severity == dg.AssetCheckSeverity.ERROR
-    assert meta(a)["failing_scopes"] == want["below"]
-    assert meta(a)["below_target"] == meta(a)["failing_scopes_total"] == len(want["below"])
-    assert meta(a)["exit_best_legal"] == want["exits"]["best_legal"] > 0
-    assert " !" in meta(a)["inferability_histogram"]  # bins below target flagged
-    # issue 8: the advisor's reading and real pictures ride along with the check
-    assert meta(a)["advice_status"] == "fails"
-    assert 0 <= meta(a)["pass_rate_ci_low"] <= meta(a)["pass_rate_per_attempt"] <= meta(a)["pass_rate_ci_high"]
-    assert meta(a)["advice"].startswith("row (1,1): fails")
-    assert meta(a)["inferability_chart"].startswith("![inferability histogram](data:image/png;base64,")
-    assert meta(a)["worst_board_picture"].startswith("![worst board](data:image/png;base64,")
-    # A is not blocking: the batch is published and the report written
-    assert all(bad[c].passed for c in assertions.CHECKS if c != assertions.CHECK_A)
-    assert results["1-1"].success and materialized(results["1-1"]) == ALL_ASSETS
+    assert not a["passed"] and a["severity"] == "error"
+    assert a["figures"]["failing_scopes"] == want["below"]
+    assert a["figures"]["below_target"] == a["figures"]["failing_scopes_total"] == len(want["below"])
+    assert a["figures"]["exit_best_legal"] == want["exits"]["best_legal"] > 0
+    # issue 8: the advisor's reading and real pictures are stored with the failing verdict
+    assert a["figures"]["advice_status"] == "fails"
+    assert a["pictures"]["advice"].startswith("row (1,1): fails")
+    assert " !" in a["pictures"]["inferability_histogram"]  # bins below target flagged
+    assert a["pictures"]["inferability_chart"].startswith("![inferability histogram](data:image/png;base64,")
+    # the table-wide A fails on (1,1) alone, with its numbers and its pictures
+    table_a = checks_of(table_run)[assertions.CHECK_A]
+    assert not table_a.passed and table_a.severity == dg.AssetCheckSeverity.ERROR
+    assert meta(table_a)["failing"] == {"1-1": a["description"]} and meta(table_a)["first_failing_row"] == "1-1"
+    assert meta(table_a)["first_failing_figures"]["failing_scopes"] == want["below"]
+    assert meta(table_a)["1-1 inferability_chart"].startswith("![inferability histogram]")
+    # A is not blocking: the batch is published and its report written
+    assert all(bad[c]["passed"] for c in assertions.CHECKS if c != assertions.CHECK_A)
+    assert rows.success and boards_partitions(rows) == {"1-0", "1-1"}
     assert datasets.partition_path(root, "calibration_report", (1, 1)).exists()
+    assert not checks_of(table_run)[CHECK_EVERY_ROW].passed
 
 
-def test_an_illegal_row_is_blocked_and_never_published(tmp_path):
+def test_an_illegal_row_is_withheld_and_reads_as_missing_beside_its_failing_a_prime(tmp_path):
     tables, root = copy_fixture("illegal", tmp_path), tmp_path / "warehouse"
     with dg.instance_for_test() as instance:
-        results = materialize_all(defs_for(tables, root), instance)
-    assert results["1-0"].success and checks_of(results["1-0"])[assertions.CHECK_A1].passed
-
-    bad = results["1-1"]
-    a1 = checks_of(bad)[assertions.CHECK_A1]
-    assert not a1.passed and a1.blocking
-    assert meta(a1)["illegal"] == N and meta(a1)["published"] is False
-    assert meta(a1)["r0_cap_rejected"] > 0 and "first illegal board" in meta(a1)["first_illegal_board"]
-    assert meta(a1)["advice_status"] == "fails" and meta(a1)["pass_rate_per_attempt"] == 0
-    assert "smallest r0_max_cap that passes" in meta(a1)["advice"]
-    # the blocking failure stops the run: the report is never computed from these boards
-    assert not bad.success
-    assert "calibrate" in step_failures(bad)
-    assert "calibration_report" not in materialized(bad) and "variant_overlays" not in materialized(bad)
+        _prepare, rows, table_run = materialize_graph(defs_for(tables, root), instance)
+        status = instance.get_status_by_partition(dg.AssetKey("boards"), ["1-0", "1-1"],
+                                                  dg.DynamicPartitionsDefinition(name="board_gen_rows"))
+    assert row_checks(root, (1, 0))[assertions.CHECK_A1]["passed"]
+    a1 = row_checks(root, (1, 1))[assertions.CHECK_A1]
+    assert not a1["passed"] and a1["figures"]["illegal"] == N and a1["figures"]["published"] is False
+    assert a1["figures"]["r0_cap_rejected"] > 0 and "first illegal board" in a1["pictures"]["first_illegal_board"]
+    assert a1["figures"]["advice_status"] == "fails" and a1["figures"]["pass_rate_per_attempt"] == 0
+    # withheld: no boards materialization (the row reads as missing), nothing made from it
+    assert rows.success and boards_partitions(rows) == {"1-0"}
+    assert status == {"1-0": dg.AssetPartitionStatus.MATERIALIZED, "1-1": None}
+    table_a1 = checks_of(table_run)[assertions.CHECK_A1]
+    assert not table_a1.passed and list(meta(table_a1)["failing"]) == ["1-1"]
     assert not datasets.partition_path(root, "boards", (1, 1)).exists()
     assert not datasets.partition_path(root, "calibration_report", (1, 1)).exists()
+    assert not datasets.partition_path(root, "variant_overlays", (1, 1)).exists()
     rejected = parquet_records(datasets.partition_path(root / REJECTED, "boards", (1, 1)))
     assert len(rejected) == N and all(r["illegal"] for r in rejected)
     con = duckdb.connect(str(root / datasets.DB_NAME), read_only=True)
@@ -213,10 +272,11 @@ def test_a_bad_table_fails_validation_with_the_validate_message(tmp_path, capsys
         failure = step_failures(validate)["validated_rows"]
         assert failure.user_failure_data.description == err.value.report()
         assert instance.get_dynamic_partitions("board_gen_rows") == []
-        # a partition run (e.g. launched from the UI) stops at the same gate
+        # a rows run (e.g. launched from the UI) stops at the same gate
         instance.add_dynamic_partitions("board_gen_rows", ["1-0"])
-        run = run_partition(defs, instance, "1-0")
-        assert not run.success and set(step_failures(run)) == {"validated_rows"}
+        run = run_rows(defs, instance, ["1-0"])
+        assert not run.success and set(step_failures(run)) == {"calibrate"}
+        assert step_failures(run)["calibrate"].user_failure_data.description == err.value.report()
         assert materialized(run) == set()
     assert not root.exists() or not list(root.rglob("*.parquet"))
 
@@ -304,40 +364,41 @@ def test_every_overlay_check_passes_with_its_numbers(small):
 
     root = small["root"]
     for key in small["table"].keys():
-        pk = fingerprints.partition_key(key)
-        checks = checks_of(small["results"][pk])
+        checks = row_checks(root, key)
         ovs = _overlays(root, key)
         for name in overlay_row.CHECKS:
-            assert checks[name].passed and checks[name].partition == pk, (pk, name)
-            assert checks[name].asset_key == dg.AssetKey("variant_overlays")
-        dom = meta(checks[overlay_row.CHECK_DOMAIN])
+            assert checks[name]["passed"] and checks[name]["asset"] == "variant_overlays", (key, name)
+        dom = checks[overlay_row.CHECK_DOMAIN]["figures"]
         assert dom["variant_cells"] == sum(o["cell_count"] for o in ovs) and dom["issues"] == 0
         assert dom["failing_scopes"] == [] and dom["boards"] == N
         # a passing check names a board to rebuild; the drawing is for a failing one (issue 22)
         assert "overlaid_board" not in dom and dom["example_board"].startswith(f"boardgen generate --level {key[0]}")
-        packs = meta(checks[overlay_row.CHECK_PACKS])
+        packs = checks[overlay_row.CHECK_PACKS]["figures"]
         sizes = Counter(len(p) for o in ovs for p in o["packs"])
         assert packs["pack_size_distribution"] == {str(k): v for k, v in sorted(sizes.items())}
         assert packs["shortfall_cells"] == sum(o["shortfall"] for o in ovs)
         assert (packs["pack_min"], packs["pack_max"]) == (2, 4)
-        one = meta(checks[overlay_row.CHECK_ONE_TYPE])
+        one = checks[overlay_row.CHECK_ONE_TYPE]["figures"]
         assert one["type_counts"] == dict(sorted(Counter(o["variant_type"] for o in ovs).items()))
-        boss = meta(checks[overlay_row.CHECK_BOSS])
+        boss = checks[overlay_row.CHECK_BOSS]["figures"]
         assert boss["applicable"] is True and boss["is_boss"] is small["table"].is_boss_row(key)
-        skew = meta(checks[overlay_row.CHECK_SKEW])
+        skew = checks[overlay_row.CHECK_SKEW]["figures"]
         assert skew["effect_values"] == [0, 30] and skew["totals"] == {"0": 77, "30": 77}
         assert skew["off_state_identical"] is True and "weights" not in skew  # the table is drawn when it fails
-    boss = meta(checks_of(small["results"]["2-0"])[overlay_row.CHECK_BOSS])
+    boss = row_checks(root, (2, 0))[overlay_row.CHECK_BOSS]["figures"]
     assert boss["global_variants"] == {"skewed_veins": N} and boss["expected"].startswith("the global type")
-    assert meta(checks_of(small["results"]["1-1"])[overlay_row.CHECK_BOSS])["global_fallback_boards"] == N
+    assert row_checks(root, (1, 1))[overlay_row.CHECK_BOSS]["figures"]["global_fallback_boards"] == N
+    overlays = meta(next(e.materialization for e in small["rows"].get_asset_materialization_events()
+                         if e.asset_key == dg.AssetKey("variant_overlays")))
+    assert overlays["boards"] == 3 * N and overlays["rows_made"] == 3
+    assert overlays["variant_cells"] == sum(o["cell_count"] for k in small["table"].keys() for o in _overlays(root, k))
 
 
-def test_the_pools_run_writes_empty_node_map_datasets_without_pools(small):
-    result = small["pools"]
-    assert result.success and materialized(result) == {"validated_rows", "node_map_draws", "calibration_strata"}
-    checks = checks_of(result)
-    assert all(c.passed for c in checks.values()) and len(checks) == 5
+def test_the_prepare_run_writes_empty_node_map_datasets_without_pools(small):
+    checks = checks_of(small["prepare"])
+    assert all(c.passed for c in checks.values()) and len(checks) == 4
     assert "not applicable" in checks["node_map_draws_uniform"].description
+    assert checks_of(small["table_run"])["strata_cover_every_template"].passed
     con = duckdb.connect(str(small["root"] / datasets.DB_NAME), read_only=True)
     try:
         assert con.execute("select count(*) from node_map_draws").fetchone() == (0,)
@@ -346,29 +407,17 @@ def test_the_pools_run_writes_empty_node_map_datasets_without_pools(small):
         con.close()
 
 
-def test_a_range_records_its_rows_in_the_log_and_the_engine_keeps_none_of_them(small, tmp_path):
-    """Issue 22 "bounded memory": a range's row events go to the run's log as
-    they are made; the step's event stream, which the engine keeps until the
-    step ends, carries none of them. The log holds the same events a run per
-    row would."""
-    from assets.automation import ROW_SELECTION, partition_range_tags
+def test_runs_of_one_row_each_write_the_warehouse_one_range_writes(small, tmp_path):
+    """Issue 28: the same bytes whatever the runs cover."""
+    from .test_pipeline_support import files_state
 
-    from .test_pipeline_support import execute
-
-    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
-    defs = defs_for(tables, root)
+    root = tmp_path / "warehouse"
+    defs = defs_for(small["tables"], root)  # the same tables: E's words name the file
     with dg.instance_for_test() as instance:
         assert run_validate(defs, instance).success
-        keys = instance.get_dynamic_partitions("board_gen_rows")
-        run = execute(defs, instance, tags=partition_range_tags(keys, keys), asset_selection=ROW_SELECTION)
-    assert run.success
-    row_assets = ALL_ASSETS - {"validated_rows"}
-    stored = {(e.asset_key.to_user_string(), e.partition) for e in run.get_asset_materialization_events()}
-    assert stored >= {(a, k) for a in row_assets for k in keys}
-    streamed = [e for e in run._result.all_events if e.is_step_materialization or e.event_type_value ==
-                "ASSET_CHECK_EVALUATION"]
-    assert [e for e in streamed if e.partition is not None] == []
-    by_row = {(c.check_name, c.partition): c.passed for c in run.get_asset_check_evaluations() if c.partition}
-    singles = {(c.check_name, c.partition): c.passed for r in small["results"].values()
-               for c in r.get_asset_check_evaluations() if c.partition}
-    assert by_row == singles and len(by_row) == len(keys) * (len(assertions.CHECKS) + len(overlay_row.CHECKS))
+        for key in KEYS:
+            assert run_rows(defs, instance, [key]).success
+    mine = {k: v[0] for k, v in files_state(root).items() if not k.startswith(("calibration_history", "node_map",
+                                                                                  "calibration_strata"))}
+    theirs = {k: v[0] for k, v in files_state(small["root"]).items() if k in mine}
+    assert mine == theirs and len(mine) == 3 * 4

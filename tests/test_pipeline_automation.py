@@ -9,17 +9,9 @@ import datetime as dt
 import re
 
 import dagster as dg
-import pytest
 
-from assets.automation import (
-    ALL_SELECTION,
-    NIGHTLY_CRON,
-    ROW_SELECTION,
-    STRATA,
-    VALIDATE_SELECTION,
-    nightly_calibration,
-    table_edit_sensor,
-)
+from assets.automation import NIGHTLY_CRON, nightly_calibration, table_edit_sensor
+from assets.names import ROW_ASSETS, ROWS_JOB, STRATA, TABLES
 from boardgen_pipeline.calibration import assertions, fingerprints
 from boardgen_pipeline.steps import currency, draw_node_maps, stratify
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
@@ -28,18 +20,24 @@ from boardgen_pipeline.warehouse import datasets
 from boardgen_pipeline.warehouse.publish import REJECTED
 
 from .test_pipeline_support import (
-    QUIET,
     copy_fixture,
     defs_for,
     files_state,
-    materialize_all,
+    materialize_graph,
     parquet_records,
     request_rows,
     run_request,
     settings_for,
 )
 
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
+ROW_SELECTION = [dg.AssetKey(a) for a in (*TABLES, *ROW_ASSETS, STRATA)]
+TABLE_CHECKS = {f"{a}:{c}" for a, names in (("boards", assertions.CHECKS), ("variant_overlays", overlay_row.CHECKS),
+                                             ("calibration_report", (CHECK_EVERY_ROW,)),
+                                             ("calibration_strata", (stratify.CHECK_COMPLETE,))) for c in names}
+
+
+def checks_asked(request) -> set[str]:
+    return {f"{k.asset_key.to_user_string()}:{k.name}" for k in request.asset_check_keys}
 
 
 def tick(instance, defs, settings, cursor=None):
@@ -82,11 +80,11 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
     settings = settings_for(tables, root)
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
-        materialize_all(defs, instance)
+        materialize_graph(defs, instance)
         before = files_state(root)
-        # boards, variant_overlays, calibration_report and one calibration_history version for 3 rows; draws;
-        # strata
-        assert len(before) == 14
+        # boards, variant_overlays, calibration_report, row_checks and one calibration_history version for
+        # 3 rows; draws; strata
+        assert len(before) == 17
 
         # nothing changed: the sensor has nothing to do
         result, requests, cursor = tick(instance, defs, settings)
@@ -94,12 +92,12 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
 
         edit_row(tables, (1, 0), "inferability_target", 0.86)
         result, requests, cursor = tick(instance, defs, settings, cursor)
-        # one run per edit (issue 13): the row, then the figures that read its report
+        # one run per edit (issue 13): the row, then the table-wide checks and the figures that read its report
         assert [r.partition_key for r in requests] == ["1-0"]
         assert requests[0].tags["boardgen/reason"] == "rows changed: 1-0"
-        # the row and the figures that read its report; not the node-map draws, whose inputs (pools,
-        # adventures, row keys) did not change (issue 23)
-        assert list(requests[0].asset_selection) == [*ROW_SELECTION, STRATA]
+        # not the node-map draws, whose inputs (pools, adventures, row keys) did not change (issue 23)
+        assert list(requests[0].asset_selection) == ROW_SELECTION
+        assert checks_asked(requests[0]) == TABLE_CHECKS
         # asked again before the run stored the new fingerprint: not requested twice
         _, again, _ = tick(instance, defs, settings, cursor)
         assert again == []
@@ -111,9 +109,8 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         # byte-identical, so their files are not rewritten
         history = {p for p in changed if p.startswith("calibration_history/level_index=1/node_depth=0/")}
         assert len(history) == 1 and history <= set(after) - set(before)  # a version added, none rewritten
-        assert changed - history == {"boards/level_index=1/node_depth=0/part.parquet",
-                                     "variant_overlays/level_index=1/node_depth=0/part.parquet",
-                                     "calibration_report/level_index=1/node_depth=0/part.parquet"}
+        assert changed - history == {f"{d}/level_index=1/node_depth=0/part.parquet" for d in
+                                     ("boards", "variant_overlays", "calibration_report", "row_checks")}
         for path in before:  # untouched rows: same bytes, same mtime
             if path not in changed:
                 assert after[path] == before[path], path
@@ -126,7 +123,7 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
     settings = settings_for(tables, root)
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
-        materialize_all(defs, instance)
+        materialize_graph(defs, instance)
         before = files_state(root)
         path = tables / "board_gen.toml"
         text = path.read_text()
@@ -138,7 +135,7 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
         # covers both: the range 1-1 .. 1-2 in partition order (2-0 sits between them: regenerated
         # bit-identical, so its files are not rewritten)
         assert len(requests) == 1 and requests[0].tags["boardgen/reason"] == "rows changed: 1-2"
-        assert list(requests[0].asset_selection) == [*ROW_SELECTION, STRATA]  # no pools: the draws stay empty
+        assert list(requests[0].asset_selection) == ROW_SELECTION  # no pools: the draws stay empty
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0", "1-2"]
         assert request_rows(requests[0], instance.get_dynamic_partitions("board_gen_rows")) == ["1-1", "2-0", "1-2"]
         execute(defs, instance, requests)
@@ -164,8 +161,9 @@ def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
         assert [p for p in after if "level_index=2" in p] == [p for p in before if p.startswith(
             "calibration_history/level_index=2/")]
         report_11 = "calibration_report/level_index=1/node_depth=1/part.parquet"  # boss_row is now false
+        checks_11 = "row_checks/level_index=1/node_depth=1/part.parquet"  # its Boss check's figures too
         for p, state in before.items():
-            if "level_index=2" not in p and p not in (overlays_11, report_11):
+            if "level_index=2" not in p and p not in (overlays_11, report_11, checks_11):
                 assert after[p] == state, p
 
 
@@ -175,9 +173,9 @@ def test_an_invalid_table_is_reported_once_by_the_sensor(tmp_path):
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
         result, requests, cursor = tick(instance, defs, settings)
-        assert len(requests) == 1 and list(requests[0].asset_selection) == VALIDATE_SELECTION
+        assert len(requests) == 1 and list(requests[0].asset_selection) == [dg.AssetKey(a) for a in TABLES]
         result, requests, _ = tick(instance, defs, settings, cursor)
-        assert requests == [] and "table violations" in result.skip_message
+        assert requests == [] and "table violations" in result.skip_reason.skip_message
 
 
 def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
@@ -193,11 +191,12 @@ def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
                                        resources={"settings": settings},
                                        repository_def=defs.get_repository_def()) as context:
             data = nightly_calibration.evaluate_tick(context)
-        # one run over every row partition, the node-map draws and stratified figures after them
+        # the rows in ranges of about equal cost (three rows: one run), the rows job: the table's checks and
+        # figures follow, asked for by the sensor once no row is in flight
         (request,) = data.run_requests
-        assert request.run_key == "nightly-2026-12-01"
+        assert request.run_key == "nightly-2026-12-01-0"
         assert request_rows(request, ["1-0", "1-1", "2-0"]) == ["1-0", "1-1", "2-0"]
-        assert list(request.asset_selection) == ALL_SELECTION
+        assert request.job_name in (None, ROWS_JOB) and request.asset_selection is None
         assert request.tags["boardgen/trigger"] == "nightly"
         # rows new to the instance are registered so that their runs resolve
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0"]
@@ -207,13 +206,13 @@ def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
         with dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
                                        resources={"settings": settings_for(bad_tables, root)}) as context:
             request = nightly_calibration(context)
-        assert request.partition_key is None and list(request.asset_selection) == VALIDATE_SELECTION
+        assert request.partition_key is None and list(request.asset_selection) == [dg.AssetKey(a) for a in TABLES]
 
 
 SNAPSHOT = {
     "assets": ["boards", "calibration_report", "calibration_strata", "node_map_draws", "seed_batches", "table_files",
                "validated_rows", "variant_overlays"],
-    "partitioned": ["boards", "calibration_report", "seed_batches", "variant_overlays"],
+    "partitioned": ["boards"],
     "deps": {
         "validated_rows": ["table_files"],
         "seed_batches": ["validated_rows"],
@@ -228,10 +227,13 @@ SNAPSHOT = {
                      + [f"node_map_draws:{c}" for c in draw_node_maps.CHECKS]
                      + [f"calibration_strata:{stratify.CHECK_COMPLETE}"]
                      + [f"calibration_report:{CHECK_EVERY_ROW}"]),
-    "blocking": ["boards:a_prime_no_illegal_board"],
-    "jobs": ["calibration_job"],
+    "blocking": [],
+    "jobs": ["calibration_job", "calibration_prepare", "calibration_rows", "calibration_table"],
     "job_assets": {"calibration_job": ["boards", "calibration_report", "calibration_strata", "node_map_draws",
-                                       "seed_batches", "table_files", "validated_rows", "variant_overlays"]},
+                                       "seed_batches", "table_files", "validated_rows", "variant_overlays"],
+                   "calibration_prepare": ["node_map_draws", "table_files", "validated_rows"],
+                   "calibration_rows": ["boards", "calibration_report", "seed_batches", "variant_overlays"],
+                   "calibration_table": ["calibration_strata"]},
     "schedules": {"nightly_calibration": "0 2 * * *"},
     "sensors": ["table_edit_sensor"],
 }
@@ -263,15 +265,13 @@ def test_definitions_snapshot():
         "sensors": sorted(s.name for s in repo.sensor_defs),
     }
     assert snapshot == SNAPSHOT
-    for c in checks:  # per-partition checks: the spec carries the asset's partitions
-        if c.name == CHECK_EVERY_ROW:  # the table-wide verdict: one result for the whole table
-            assert graph.get_check_spec(c).partitions_def is None
-            continue
-        assert graph.get_check_spec(c).partitions_def == graph.get(c.asset_key).partitions_def
-    # one run covers a range of rows: every partitioned asset runs its rows in one step (issue 12)
-    for k in SNAPSHOT["partitioned"]:
-        assert graph.get(dg.AssetKey(k)).backfill_policy == dg.BackfillPolicy.single_run()
-    assert {graph.get(dg.AssetKey(k)).partitions_def.name for k in SNAPSHOT["partitioned"]} == {"board_gen_rows"}
+    for c in checks:  # table-wide checks (issue 28): one result for the whole table, a handful of events a run
+        assert graph.get_check_spec(c).partitions_def is None
+    # a backfill from the UI: one run per range of rows, each recording its own (issue 28)
+    from assets.partitions import ROWS_PER_RUN
+
+    assert graph.get(dg.AssetKey("boards")).backfill_policy == dg.BackfillPolicy.multi_run(ROWS_PER_RUN)
+    assert graph.get(dg.AssetKey("boards")).partitions_def.name == "board_gen_rows"
 
 
 def test_rejected_rows_count_as_stored_so_the_sensor_does_not_loop(tmp_path):
@@ -285,7 +285,7 @@ def test_rejected_rows_count_as_stored_so_the_sensor_does_not_loop(tmp_path):
     settings = settings_for(tables, root)
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
-        materialize_all(defs, instance)
+        materialize_graph(defs, instance)
         assert (root / REJECTED).exists()
         now = fingerprints.fingerprints_now(settings.load_table(), settings.samples, 0)
         assert currency.fingerprints_stored(root, now) == now

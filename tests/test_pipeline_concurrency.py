@@ -18,14 +18,12 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
-import pytest
 
 from boardgen_pipeline.steps import currency
 from boardgen_pipeline.warehouse import datasets, publish, views
 
-from .test_pipeline_support import QUIET, N, copy_fixture, defs_for, run_partition
+from .test_pipeline_support import N, copy_fixture, defs_for, run_rows
 
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 REPO = Path(__file__).resolve().parent.parent
 
 # Each subprocess below is waited on to its end, never against a clock that correct code could
@@ -91,7 +89,10 @@ def test_partitions_run_concurrently_while_readers_query(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     with dg.DagsterInstance.get() as instance:  # the runs persisted where `make ui` would show them
         records = instance.get_run_records()
-        assert len(records) == 2 and all(r.dagster_run.is_success for r in records)  # validate; every row
+        # the tables and draws; every row (three rows: one lane); the table-wide checks
+        assert sorted(r.dagster_run.job_name for r in records) == ["calibration_prepare", "calibration_rows",
+                                                                   "calibration_table"]
+        assert all(r.dagster_run.is_success for r in records)
         (main,) = [r.dagster_run for r in records if "dagster/asset_partition_range_start" in r.dagster_run.tags]
         assert (main.tags["dagster/asset_partition_range_start"], main.tags["dagster/asset_partition_range_end"]) \
             == ("1-0", "2-0")
@@ -115,9 +116,7 @@ KILLER = textwrap.dedent("""
     from assets.definitions import defs
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("board_gen_rows", ["1-0"])
-    from assets.automation import ROW_SELECTION
-    defs.resolve_job_def("calibration_job").execute_in_process(instance=instance, partition_key="1-0",
-                                                               asset_selection=ROW_SELECTION)
+    defs.resolve_job_def("calibration_rows").execute_in_process(instance=instance, partition_key="1-0")
     sys.exit(0)  # not reached
 """)
 
@@ -140,12 +139,12 @@ def test_a_run_killed_mid_write_leaves_nothing_partial_and_a_rerun_is_idempotent
     clean_root = tmp_path / "clean"
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("board_gen_rows", ["1-0"])
-        assert run_partition(defs_for(tables, clean_root), instance, "1-0").success
+        assert run_rows(defs_for(tables, clean_root), instance, ["1-0"]).success
         for p in leftovers:  # age the killed writer's leftovers past the sweep threshold
             os.utime(p, (time.time() - 3600, time.time() - 3600))
-        assert run_partition(defs_for(tables, root), instance, "1-0").success
+        assert run_rows(defs_for(tables, root), instance, ["1-0"]).success
         first = datasets.partition_path(root, "boards", (1, 0)).read_bytes()
-        assert run_partition(defs_for(tables, root), instance, "1-0").success
+        assert run_rows(defs_for(tables, root), instance, ["1-0"]).success
         second = datasets.partition_path(root, "boards", (1, 0)).read_bytes()
     assert first == second == datasets.partition_path(clean_root, "boards", (1, 0)).read_bytes()
     assert [p.name for p in folder.iterdir()] == ["part.parquet"]  # the stale temp file was swept

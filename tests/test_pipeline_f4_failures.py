@@ -10,56 +10,56 @@ from __future__ import annotations
 from collections import Counter
 
 import dagster as dg
-import pytest
 
 from boardgen_pipeline.calibration import assertions
+from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 from boardgen_pipeline.warehouse import datasets
 
 from .test_pipeline_support import (
-    QUIET,
     N,
+    boards_partitions,
     checks_of,
     copy_fixture,
     defs_for,
-    materialize_all,
-    materialized,
+    materialize_graph,
     meta,
     parquet_records,
-    table_check_of,
+    row_checks,
 )
-
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 
 
 def test_a_fog_row_that_rarely_places_its_region_fails_b_through_dagster(tmp_path):
     tables, root = copy_fixture("fog_short", tmp_path), tmp_path / "warehouse"
     with dg.instance_for_test() as instance:
-        results = materialize_all(defs_for(tables, root), instance)
-    result = results["1-0"]
+        _prepare, rows, table_run = materialize_graph(defs_for(tables, root), instance)
     # B is not blocking: the run succeeds and publishes the batch and its report
-    assert result.success and {"boards", "calibration_report"} <= materialized(result)
+    assert rows.success and boards_partitions(rows) == {"1-0"}
 
     records = parquet_records(datasets.partition_path(root, "boards", (1, 0)))
     assert len(records) == N
     full = sum(1 for r in records if r["fog_regions_placed"] >= 1)
     assert full / N < 0.95  # the evidence: what the published boards show, counted here
 
-    checks = checks_of(result)
+    checks = row_checks(root, (1, 0))
     b = checks[assertions.CHECK_B]
-    assert not b.passed and b.severity == dg.AssetCheckSeverity.ERROR
-    assert b.description == f"all 1 fog regions placed on {full / N:.1%} of boards (floor 95%)"
-    m = meta(b)
+    assert not b["passed"] and b["severity"] == "error"
+    assert b["description"] == f"all 1 fog regions placed on {full / N:.1%} of boards (floor 95%)"
+    m = b["figures"]
     assert m["applicable"] is True and m["fog_region_count"] == 1 and m["fog_target_ratio"] == 0.25
     assert m["full_placement_share"] == full / N and m["floor"] == 0.95
     assert m["shortfall_distribution"] == {str(k): v for k, v in sorted(Counter(r["fog_shortfall"]
                                                                                  for r in records).items())}
     # only B fails: A, A'' and A' hold, B' does not apply to a fog row
-    assert [name for name in assertions.CHECKS if not checks[name].passed] == [assertions.CHECK_B]
-    assert meta(checks[assertions.CHECK_B1])["applicable"] is False
+    assert [name for name in assertions.CHECKS if not checks[name]["passed"]] == [assertions.CHECK_B]
+    assert checks[assertions.CHECK_B1]["figures"]["applicable"] is False
+    # the table-wide B names the row with the words its own check recorded
+    table_b = checks_of(table_run)[assertions.CHECK_B]
+    assert not table_b.passed and table_b.severity == dg.AssetCheckSeverity.ERROR
+    assert meta(table_b)["failing"] == {"1-0": b["description"]}
 
     report = parquet_records(datasets.partition_path(root, "calibration_report", (1, 0)))[0]
     assert report["assertion_b"] is False and report["green"] is False
-    table = table_check_of(result)
+    table = checks_of(table_run)[CHECK_EVERY_ROW]
     assert not table.passed
     assert meta(table)["failing"] == {"1-0": ["B"]} and meta(table)["failing_rows"] == ["1-0"]
     assert table.description.startswith("1 of 1 rows fail F4: 1-0 (B)")

@@ -22,7 +22,6 @@ from boardgen_pipeline.steps import draw_node_maps, stratify
 from boardgen_pipeline.warehouse import datasets
 
 from .test_pipeline_support import (
-    QUIET,
     checks_of,
     copy_fixture,
     defs_for,
@@ -34,8 +33,6 @@ from .test_pipeline_support import (
     settings_for,
 )
 
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
-
 ADVENTURES = 300
 FIGURES = stratify.FIGURES
 
@@ -46,8 +43,9 @@ def pools(tmp_path_factory):
     tables, root = copy_fixture("pools", base), base / "warehouse"
     defs = defs_for(tables, root, node_map_adventures=ADVENTURES)
     with dg.instance_for_test() as instance:
-        results, pools_run = materialize_graph(defs, instance)
-        yield {"tables": tables, "root": root, "defs": defs, "instance": instance, "results": results,
+        prepare, rows, table_run = materialize_graph(defs, instance)
+        pools_run = run_pools(defs, instance)
+        yield {"tables": tables, "root": root, "defs": defs, "instance": instance, "results": [prepare, rows, table_run],
                "run": pools_run, "catalog": load_catalog(tables),
                "settings": settings_for(tables, root, node_map_adventures=ADVENTURES)}
 
@@ -66,9 +64,9 @@ def reports(root) -> dict:
 
 
 def test_the_pools_run_materializes_draws_and_strata(pools):
-    assert all(r.success for r in pools["results"].values())
+    assert all(r.success for r in pools["results"])
     run = pools["run"]
-    assert run.success and materialized(run) == {"validated_rows", "node_map_draws", "calibration_strata"}
+    assert run.success and materialized(run) == {"node_map_draws", "calibration_strata"}
     assert set(checks_of(run)) == set(draw_node_maps.CHECKS) | {stratify.CHECK_COMPLETE}
     assert all(c.passed for c in checks_of(run).values())
     assert all(c.partition is None for c in checks_of(run).values())
@@ -183,7 +181,11 @@ def test_stratified_figures_are_the_means_computed_here(pools):
 
 
 def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_asks_again(pools):
-    from assets.automation import POOLS_SELECTION, ROW_SELECTION, STRATA, table_edit_sensor
+    from assets.automation import table_edit_sensor
+    from assets.names import DRAWS, ROW_ASSETS, STRATA, TABLES
+
+    row_selection = [dg.AssetKey(a) for a in (*TABLES, *ROW_ASSETS, STRATA)]
+    pools_selection = [dg.AssetKey(a) for a in (*TABLES, DRAWS, STRATA)]
 
     from .test_pipeline_automation import edit_row
     from .test_pipeline_support import run_request
@@ -204,7 +206,7 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     requests, cursor = tick(cursor)
     # a lost report file: its row is regenerated (issue 14), then the figures, in one run (issue 13);
     # the draws do not read reports: not redrawn (issue 23)
-    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [("1-1", [*ROW_SELECTION, STRATA])]
+    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [("1-1", row_selection)]
     assert tick(cursor)[0] == []  # requested once per version
     run = run_pools(defs, instance)  # the figures without that report, before the sensor's run
     assert run.success
@@ -224,7 +226,7 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     draws_before = draws_path(root).stat()
     edit_row(pools["tables"], (1, 1), "mine_density", 0.21)
     requests, cursor = tick(cursor)
-    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [("1-1", [*ROW_SELECTION, STRATA])]
+    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [("1-1", row_selection)]
     assert run_request(defs, instance, requests[0]).success
     assert tick(cursor)[0] == []
     assert (draws_path(root).stat().st_ino, draws_path(root).stat().st_mtime_ns) == (
@@ -234,7 +236,7 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     path = pools["tables"] / "nodemaps" / "level_1.toml"
     path.write_text(path.read_text().replace('{ id = 2, type = "reward" }', '{ id = 2, type = "rest" }'))
     requests, cursor = tick(cursor)
-    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [(None, POOLS_SELECTION)]
+    assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [(None, pools_selection)]
     assert run_pools(defs, instance).success
     assert tick(cursor)[0] == []
     records = {r["template_id"]: r for r in parquet_records(strata_path(root))}

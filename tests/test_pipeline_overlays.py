@@ -25,23 +25,22 @@ from boardgen_pipeline.variants.skew import ResourceWeight, ResourceWeights
 from boardgen_pipeline.warehouse import datasets
 
 from .test_pipeline_support import (
-    QUIET,
+    boards_partitions,
     checks_of,
     copy_fixture,
     defs_for,
     files_state,
-    materialize_all,
+    materialize_graph,
     materialized,
     meta,
     parquet_records,
-    request_rows,
-    run_partition,
+    row_checks,
     run_request,
+    run_rows,
+    run_table,
     run_validate,
     settings_for,
 )
-
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
 
 # An 8x8 board, mines on column x = 6: R0 floods x = 0..5 from the centre, the
 # safe cells outside R0 are column x = 7 (cells 7, 15, ..., 63).
@@ -243,18 +242,24 @@ def test_a_failing_overlay_check_reaches_dagster_with_its_numbers(tmp_path, monk
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
         assert run_validate(defs, instance).success
-        result = run_partition(defs, instance, "1-0")
+        result = run_rows(defs, instance, ["1-0"])
+        table_run = run_table(defs, instance)
     assert result.success  # not blocking: the report is still written
     assert "calibration_report" in materialized(result)
-    checks = checks_of(result)
+    checks = row_checks(root, (1, 0))
     dom = checks[overlay_row.CHECK_DOMAIN]
-    assert not dom.passed and dom.severity == dg.AssetCheckSeverity.ERROR and dom.partition == "1-0"
+    assert not dom["passed"] and dom["severity"] == "error" and dom["asset"] == "variant_overlays"
     records = parquet_records(datasets.partition_path(root, "variant_overlays", (1, 0)))
-    assert meta(dom)["issues_by_rule"] == {"variant_on_mine": 1}
-    assert meta(dom)["failing_scopes"] == [records[0]["board_scope"]]
-    assert "first offending board" in meta(dom)["overlaid_board"]
-    assert not checks[overlay_row.CHECK_PACKS].passed  # a one-cell pack is below pack_min
-    assert checks[overlay_row.CHECK_ONE_TYPE].passed and checks[overlay_row.CHECK_SKEW].passed
+    assert dom["figures"]["issues_by_rule"] == {"variant_on_mine": 1}
+    assert dom["figures"]["failing_scopes"] == [records[0]["board_scope"]]
+    assert "first offending board" in dom["pictures"]["overlaid_board"]
+    assert not checks[overlay_row.CHECK_PACKS]["passed"]  # a one-cell pack is below pack_min
+    assert checks[overlay_row.CHECK_ONE_TYPE]["passed"] and checks[overlay_row.CHECK_SKEW]["passed"]
+    # the table-wide check on the overlays: the row, its numbers and its drawing
+    table_dom = checks_of(table_run)[overlay_row.CHECK_DOMAIN]
+    assert not table_dom.passed and table_dom.asset_key == dg.AssetKey("variant_overlays")
+    assert list(meta(table_dom)["failing"]) == ["1-0"]
+    assert "first offending board" in meta(table_dom)["1-0 overlaid_board"]
 
 
 def _set_cap(tables, value):
@@ -272,22 +277,23 @@ def test_an_illegal_batch_withdraws_the_rows_overlays(tmp_path):
     path = datasets.partition_path(root, "variant_overlays", (1, 1))
     with dg.instance_for_test() as instance:
         assert run_validate(defs, instance).success
-        assert run_partition(defs, instance, "1-1").success and path.exists()
+        assert run_rows(defs, instance, ["1-1"]).success and path.exists()
         _set_cap(tables, 9)  # R0 above 9 cells is illegal: every board of the row
-        result = run_partition(defs, instance, "1-1")
-    assert not result.success and "variant_overlays" not in materialized(result)
-    assert not checks_of(result)["a_prime_no_illegal_board"].passed
+        result = run_rows(defs, instance, ["1-1"])
+    assert result.success and boards_partitions(result) == set()  # withheld: no boards materialization
+    assert not row_checks(root, (1, 1))["a_prime_no_illegal_board"]["passed"]
+    assert "variant_overlays" not in row_checks(root, (1, 1))  # nothing was placed on an illegal batch
     assert not path.exists()  # the overlays of the older row version went with its boards
 
 
 def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path):
-    from assets.automation import OVERLAY_SELECTION, table_edit_sensor
+    from assets.automation import table_edit_sensor
 
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     settings = settings_for(tables, root)
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:
-        materialize_all(defs, instance)
+        materialize_graph(defs, instance)
         before = files_state(root)
 
         def cells(key):
@@ -303,13 +309,15 @@ def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path
         assert len(requests) == 1  # one run per edit (issue 13)
         (r,) = requests
         assert r.tags["boardgen/reason"] == "overlays changed: 1-0 1-1 2-0"
-        assert request_rows(r, instance.get_dynamic_partitions("board_gen_rows")) == ["1-0", "1-1", "2-0"]
-        assert list(r.asset_selection) == OVERLAY_SELECTION  # no report reads the overlays: nothing else
+        # no report reads the overlays: they and their checks alone, every stale row's
+        assert [k.to_user_string() for k in r.asset_selection] == ["table_files", "validated_rows", "variant_overlays"]
+        assert {k.asset_key.to_user_string() for k in r.asset_check_keys} == {"variant_overlays"}
         run = run_request(defs, instance, r)
         assert run.success
         assert materialized(run) == {"validated_rows", "variant_overlays"}
-        assert {e.partition for e in run.get_asset_materialization_events()
-                if e.asset_key.path == ["variant_overlays"]} == {"1-0", "1-1", "2-0"}
+        (overlays,) = [e for e in run.get_asset_materialization_events() if e.asset_key.path == ["variant_overlays"]]
+        assert meta(overlays.materialization)["rows_made"] == 3
+        assert all(c.passed for c in checks_of(run).values()) and len(checks_of(run)) == len(overlay_row.CHECKS)
         after = files_state(root)
         for key in ("1-0", "1-1", "2-0"):
             level, depth = key.split("-")

@@ -1,11 +1,13 @@
 """Helpers shared by the pipeline tests (tests/test_pipeline_*.py): fixture
 tables copied to a temporary tables directory, the Definitions pointed at a
-temporary warehouse, and running the calibration job the way the nightly
-does (one validate-only run, then one run per row partition). No tests here."""
+temporary warehouse, and the runs the nightly makes (the tables and draws,
+the rows over a range of partitions, the table-wide checks), executed in
+process. No tests here."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from collections import Counter
 from fractions import Fraction
@@ -15,21 +17,12 @@ import dagster as dg
 import numpy as np
 import pyarrow.parquet as pq
 
-from assets.automation import CALIBRATION_JOB, OVERLAY_SELECTION, POOLS_SELECTION, ROW_SELECTION, VALIDATE_SELECTION
 from assets.definitions import build_definitions
-from assets.partitions import board_rows
+from assets.names import CALIBRATION_JOB, PARTITIONS, PREPARE_JOB, ROWS_JOB, TABLE_JOB, TABLES, range_tags
 from assets.resources import BoardgenSettings
-from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 N = 8  # boards per row in the tests: small and fast
-
-# Dagster flags the preview/beta APIs the code location uses (partitioned check
-# specs, observable source assets); the tests do not need to hear it every time.
-QUIET = [
-    "ignore::dagster.PreviewWarning",
-    "ignore::dagster.BetaWarning",
-]
 
 
 def copy_fixture(name: str, dest: Path) -> Path:
@@ -46,59 +39,73 @@ def defs_for(tables: Path, root: Path, samples: int = N, **extra) -> dg.Definiti
     return build_definitions(settings_for(tables, root, samples, **extra))
 
 
-def job(defs: dg.Definitions) -> dg.JobDefinition:
-    return defs.resolve_job_def(CALIBRATION_JOB)
+def execute(defs, instance, job: str = CALIBRATION_JOB, asset_selection=None, check_selection=None, **kwargs):
+    """One run of ``job`` in process (its selection narrowed as a launched run
+    request narrows it: assets and, explicitly, checks)."""
+    job_def = defs.resolve_job_def(job)
+    if asset_selection is not None or check_selection is not None:
+        job_def = job_def.get_subset(
+            asset_selection=set(dg.AssetKey(a) if isinstance(a, str) else a for a in (asset_selection or ())),
+            asset_check_selection=None if check_selection is None else set(check_selection))
+    return job_def.execute_in_process(instance=instance, raise_on_error=False, **kwargs)
 
 
-class StoredRun:
-    """An in-process run's result whose events are the ones its run stored
-    (the instance's event log, in order). A step over a range of rows records
-    its rows' events straight into the run's log, not through the step's
-    event stream (``assets.calibration.emit``), so the log, which the UI and
-    the nightly read, is the truth to test; the rest is the result's."""
-
-    all_events: list
-
-    def __init__(self, result, instance):
-        self._result = result
-        # read now: tests look at a result after its (temporary) instance is gone
-        self.all_events = [e.dagster_event for e in instance.all_logs(result.run_id) if e.dagster_event is not None]
-
-    def __getattr__(self, name):
-        return getattr(self._result, name)
-
-    def get_asset_check_evaluations(self):
-        return dg.ExecuteInProcessResult.get_asset_check_evaluations(self)
-
-    def get_asset_materialization_events(self):
-        return dg.ExecuteInProcessResult.get_asset_materialization_events(self)
-
-
-def execute(defs, instance, **kwargs) -> StoredRun:
-    """``execute_in_process`` on the calibration job, its events read back from the run's log."""
-    return StoredRun(job(defs).execute_in_process(instance=instance, raise_on_error=False, **kwargs), instance)
+def run_prepare(defs, instance, **kwargs):
+    """The tables observed and validated (partitions registered), the draws."""
+    return execute(defs, instance, PREPARE_JOB, **kwargs)
 
 
 def run_validate(defs, instance):
-    return execute(defs, instance, asset_selection=VALIDATE_SELECTION)
+    return execute(defs, instance, PREPARE_JOB, asset_selection=TABLES)
 
 
-def run_partition(defs, instance, partition: str, selection=None):
-    """One row partition's run, as the nightly, the schedule and the sensor
-    launch it (``ROW_SELECTION``; ``OVERLAY_SELECTION`` for overlays alone)."""
-    return execute(defs, instance, partition_key=partition, asset_selection=selection or ROW_SELECTION)
+def run_rows(defs, instance, keys: list[str] | None = None, **kwargs):
+    """A ``calibration_rows`` run over ``keys`` (default: every registered
+    partition): one partition, or the range that covers them."""
+    keys = keys or list(instance.get_dynamic_partitions(PARTITIONS))
+    if len(keys) == 1:
+        return execute(defs, instance, ROWS_JOB, partition_key=keys[0], **kwargs)
+    return execute(defs, instance, ROWS_JOB, tags={**range_tags(keys[0], keys[-1]), **kwargs.pop("tags", {})},
+                   **kwargs)
+
+
+def run_table(defs, instance):
+    """The table-wide checks and the stratified figures."""
+    return execute(defs, instance, TABLE_JOB)
+
+
+def run_pools(defs, instance):
+    """The node-map draws and the stratified figures with their checks, in one
+    run (what the sensor asks for when the pools change)."""
+    from assets.names import DRAWS, STRATA
+    from boardgen_pipeline.steps import draw_node_maps, stratify
+
+    checks = [dg.AssetCheckKey(dg.AssetKey(DRAWS), n) for n in draw_node_maps.CHECKS]
+    checks.append(dg.AssetCheckKey(dg.AssetKey(STRATA), stratify.CHECK_COMPLETE))
+    return execute(defs, instance, CALIBRATION_JOB, asset_selection=[DRAWS, STRATA], check_selection=checks)
+
+
+def materialize_graph(defs, instance) -> tuple:
+    """What ``python -m assets.nightly`` does, in one process: the prepare run,
+    one run over every row, the table run. Returns the three results."""
+    prepare = run_prepare(defs, instance)
+    assert prepare.success, "prepare run failed"
+    rows = run_rows(defs, instance)
+    return prepare, rows, run_table(defs, instance)
 
 
 def run_request(defs, instance, request: dg.RunRequest):
     """Execute what a sensor or schedule asked for, as the daemon would launch
-    it: one partition, a range of partitions (range tags) or none."""
-    return execute(defs, instance, partition_key=request.partition_key, tags=dict(request.tags),
-                   asset_selection=list(request.asset_selection))
+    it: its job, assets, checks, partition or range tags."""
+    job = request.job_name or CALIBRATION_JOB
+    return execute(defs, instance, job, asset_selection=request.asset_selection,
+                   check_selection=request.asset_check_keys, partition_key=request.partition_key,
+                   tags=dict(request.tags))
 
 
 def request_rows(request: dg.RunRequest, order: list[str]) -> list[str]:
     """The row partitions a request covers, in ``order``."""
-    from assets.automation import RANGE_END, RANGE_START
+    from assets.names import RANGE_END, RANGE_START
 
     if request.partition_key is not None:
         return [request.partition_key]
@@ -108,45 +115,14 @@ def request_rows(request: dg.RunRequest, order: list[str]) -> list[str]:
     return order[start:end + 1]
 
 
-def run_overlays(defs, instance, partition: str):
-    return run_partition(defs, instance, partition, OVERLAY_SELECTION)
-
-
-def run_pools(defs, instance):
-    """The unpartitioned run after every row: node-map draws and stratified figures."""
-    return execute(defs, instance, asset_selection=POOLS_SELECTION)
-
-
-def materialize_graph(defs, instance) -> tuple[dict, object]:
-    """What ``python -m assets.nightly`` does, in process: validate, every
-    partition, then the pools run. Returns the partition results and the
-    pools run's result."""
-    validate = run_validate(defs, instance)
-    assert validate.success, "validation run failed"
-    keys = instance.get_dynamic_partitions(board_rows.name)
-    partitions = {k: run_partition(defs, instance, k) for k in keys}
-    return partitions, run_pools(defs, instance)
-
-
-def materialize_all(defs, instance) -> dict:
-    """``materialize_graph``, the partition results only."""
-    return materialize_graph(defs, instance)[0]
-
-
 def checks_of(result) -> dict:
-    """``{check_name: AssetCheckEvaluation}`` of one run, without the table-wide
-    ``every_row_passes_f4`` (see :func:`table_check_of`)."""
-    return {c.check_name: c for c in result.get_asset_check_evaluations() if c.check_name != CHECK_EVERY_ROW}
-
-
-def table_check_of(result):
-    """The run's ``every_row_passes_f4`` evaluation (issue 13), or None."""
-    return next((c for c in result.get_asset_check_evaluations() if c.check_name == CHECK_EVERY_ROW), None)
+    """``{check_name: AssetCheckEvaluation}`` of one run."""
+    return {c.check_name: c for c in result.get_asset_check_evaluations()}
 
 
 def meta(evaluation) -> dict:
     """Plain metadata values of a check evaluation or materialization, with a
-    row partition's ``figures`` JSON entry spread out (``assets.metadata``)."""
+    ``figures`` JSON entry spread out."""
     out = {k: getattr(v, "value", v) for k, v in evaluation.metadata.items()}
     figures = out.pop("figures", None)
     return {**out, **figures} if isinstance(figures, dict) else out
@@ -156,8 +132,24 @@ def materialized(result) -> set[str]:
     return {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
 
 
+def boards_partitions(result) -> set[str]:
+    """The row partitions whose boards the run recorded."""
+    return {e.partition for e in result.get_asset_materialization_events() if e.asset_key == dg.AssetKey("boards")}
+
+
 def step_failures(result) -> dict:
     return {e.step_key: e.step_failure_data for e in result.all_events if e.event_type_value == "STEP_FAILURE"}
+
+
+def row_checks(root: Path, key: tuple[int, int]) -> dict:
+    """``{check: record}`` of one row's stored verdicts, figures and pictures parsed."""
+    from boardgen_pipeline.steps.row_checks import DATASET
+    from boardgen_pipeline.warehouse import datasets
+
+    out = {}
+    for r in parquet_records(datasets.partition_path(root, DATASET, key)):
+        out[r["check"]] = {**r, "figures": json.loads(r["figures"]), "pictures": json.loads(r["pictures"])}
+    return out
 
 
 def files_state(root: Path) -> dict:

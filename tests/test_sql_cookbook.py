@@ -46,9 +46,7 @@ from boardgen_pipeline.nodemap import load_pools
 from boardgen_pipeline.steps import history
 from boardgen_pipeline.warehouse import datasets, publish, views
 
-from .test_pipeline_support import QUIET, copy_fixture, defs_for, materialize_all, run_partition, run_validate
-
-pytestmark = [pytest.mark.filterwarnings(w) for w in QUIET]
+from .test_pipeline_support import copy_fixture, defs_for, materialize_graph, run_rows, run_validate
 
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "sql.md"
@@ -145,7 +143,7 @@ def _earlier_history(defs, instance, tables: Path, root: Path) -> None:
     try:
         assert run_validate(defs, instance).success
         for level, depth in EARLIER:
-            assert run_partition(defs, instance, f"{level}-{depth}").success
+            assert run_rows(defs, instance, [f"{level}-{depth}"]).success
     finally:
         board_gen.write_text(text)
     for key in EARLIER:
@@ -172,8 +170,9 @@ def wh(tmp_path_factory) -> Warehouse:
     root = base / "warehouse"
     with dg.DagsterInstance.ephemeral() as instance:
         _earlier_history(defs_for(tables, root, samples=N), instance, tables, root)
-        results = materialize_all(defs_for(tables, root, samples=N), instance)
-    assert set(results) == {"1-0", "1-1", "2-0", "2-1", "3-0"}
+        _prepare, rows, _table = materialize_graph(defs_for(tables, root, samples=N), instance)
+        assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0", "2-1", "3-0"]
+    assert rows.success
     assert publish.keys_in(root, "boards") == {(1, 0), (1, 1), (2, 0), (2, 1)}
     assert publish.keys_in(publish.rejected_root(root), "boards") == {(3, 0)}
 

@@ -108,7 +108,17 @@ class SeedSpace:
         return derive_at(label, scope, self.master_seed)
 
 
+# The batch of SPEC 7 / seed 001 F4: row (L, D) takes scopes sigma(L, D) + i, i < N.
+SIGMA_BASE = 10**9
+LEVEL_SPACING = 1 << 20  # scopes between two levels' depth-0 rows
+DEPTH_SPACING = 1 << 12  # scopes between two adjacent depths' rows: a batch holds at most this many boards
+MAX_DEPTH = LEVEL_SPACING // DEPTH_SPACING - 1  # 255: depth 256 of level L would be depth 0 of level L+1
+DEFAULT_SAMPLES = 256  # N
+
+
 def sigma(level_index: int, node_depth: int) -> int:
     """Batch seed base of row ``(L, D)`` (seed 001 F4): bit-packed so that the
-    scope ranges of different rows never overlap."""
-    return 10**9 + (1 << 20) * level_index + (1 << 12) * node_depth
+    scope ranges of different rows never overlap, for depths up to
+    :data:`MAX_DEPTH` and batches up to :data:`DEPTH_SPACING` boards (the
+    table loader and the command line hold them there)."""
+    return SIGMA_BASE + LEVEL_SPACING * level_index + DEPTH_SPACING * node_depth

@@ -29,11 +29,8 @@ from fractions import Fraction
 import numpy as np
 
 from boardgen_pipeline.board.generator import generate_batch_from_row, target_fraction
-from boardgen_pipeline.board.rng import sigma
+from boardgen_pipeline.board.rng import DEFAULT_SAMPLES, sigma
 from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable
-
-DEFAULT_SAMPLES = 256
-
 
 PERCENTILES = (10, 50, 90)
 

@@ -35,11 +35,11 @@ from time import perf_counter
 from boardgen_pipeline.board.r0 import layouts_to_arrays
 from boardgen_pipeline.calibration.assertions import CHECK_A1, check_outcomes
 from boardgen_pipeline.calibration.batch import RowReport, evaluate_row
-from boardgen_pipeline.calibration.fingerprints import overlay_fingerprint
+from boardgen_pipeline.calibration.fingerprints import NO_VARIANTS, overlay_fingerprint
 from boardgen_pipeline.calibration.report import report_record, report_schema
 from boardgen_pipeline.calibration.seeds import SeedBatch, generate_batch
 from boardgen_pipeline.outcomes import CheckOutcome
-from boardgen_pipeline.steps import history
+from boardgen_pipeline.steps import history, row_checks
 from boardgen_pipeline.variants import batch as overlay_batch
 from boardgen_pipeline.variants import outcomes as overlay_checks
 from boardgen_pipeline.variants.skew import ResourceWeights
@@ -48,6 +48,7 @@ from boardgen_pipeline.warehouse import datasets, publish
 
 BOARDS, OVERLAYS, REPORT = "boards", "variant_overlays", "calibration_report"
 STAGES = (BOARDS, OVERLAYS, REPORT)
+CHECKS = row_checks.DATASET
 # What a row's report materialization records (the whole record is a query away, `boardgen sql`).
 REPORT_FIGURES = ("samples", "inferability_target", "p10", "p50", "p90", "green", "below_target", "illegal",
                   "retry_rate", "mean_attempts", "advice_status", "pass_rate_per_attempt", "bbbv_per_safe_p50",
@@ -182,6 +183,7 @@ def run_row(task: RowTask) -> RowResult:
             why = f"batch rejected: {len(report.illegal_scopes)} illegal boards (assertion A')"
             out.skipped.update({s: why for s in (OVERLAYS, REPORT) if s in task.stages})
             out.report = report
+            _checks_file(batch, out)
             return out
     else:
         try:
@@ -189,6 +191,9 @@ def run_row(task: RowTask) -> RowResult:
         except (FileNotFoundError, ValueError) as exc:
             out.skipped.update({s: str(exc) for s in (OVERLAYS, REPORT) if s in task.stages})
             return out
+        # the row's F4 verdicts again, from the very boards it publishes: its checks file holds them all
+        report = evaluate_row(batch.row, records)
+        out.outcomes[BOARDS] = check_outcomes(batch, records, report)
     if OVERLAYS in task.stages:
         t3 = perf_counter()
         _overlays(task, records, out)
@@ -203,7 +208,16 @@ def run_row(task: RowTask) -> RowResult:
                                **{k: record[k] for k in REPORT_FIGURES if record.get(k) is not None}}
         out.seconds["report"] = perf_counter() - t4
     out.report = report
+    _checks_file(batch, out)
     return out
+
+
+def _checks_file(batch: SeedBatch, out: RowResult) -> None:
+    """The row's check verdicts as one file (``steps.row_checks``), each with
+    the fingerprint of what it judged."""
+    fingerprints = {BOARDS: batch.batch_fingerprint,
+                    OVERLAYS: (out.figures.get(OVERLAYS) or {}).get("overlay_fingerprint", "")}
+    out.files.append(RowFile.of(CHECKS, row_checks.table(row_checks.records(out.outcomes, fingerprints))))
 
 
 def _overlays(task: RowTask, records: list[dict], out: RowResult) -> None:
@@ -214,7 +228,8 @@ def _overlays(task: RowTask, records: list[dict], out: RowResult) -> None:
     if variation is None:
         out.files.append(RowFile(OVERLAYS, None))
         out.outcomes[OVERLAYS] = overlay_checks.not_applicable_outcomes("the tables have no variation.toml")
-        out.figures[OVERLAYS] = {"row": batch.row.key_text, "boards": 0, "published": False}
+        out.figures[OVERLAYS] = {"row": batch.row.key_text, "boards": 0, "published": False,
+                                 "overlay_fingerprint": NO_VARIANTS}
         return
     row, (level, depth) = batch.row, batch.key
     width, height = row.board_width, row.board_height

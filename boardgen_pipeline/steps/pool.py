@@ -41,11 +41,66 @@ MIN_ROWS_PER_WORKER = 12
 
 
 def default_workers() -> int:
-    """Every core this process may use."""
+    """Every core this process may use: the cores it may run on, capped by
+    the CPU quota of its control group (a 2-CPU container on a 64-core node
+    gets 2, not 64; issue 29)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+    quota = cgroup_cpus()
+    return max(1, min(cores, quota)) if quota else cores
+
+
+CGROUP_V2_MAX = "/sys/fs/cgroup/cpu.max"
+CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+
+
+def cgroup_cpus(v2: str = CGROUP_V2_MAX, v1: tuple[str, str] = CGROUP_V1) -> int | None:
+    """The CPUs the control group's quota allows, rounded up (``cpu.max``
+    ``"200000 100000"`` is 2), or None without a quota."""
+    import math
+
+    try:
+        quota, period = open(v2, encoding="ascii").read().split()[:2]
+        if quota == "max":
+            return None
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        pass
+    try:
+        quota, period = (int(open(p, encoding="ascii").read().strip()) for p in v1)
+    except (OSError, ValueError):
+        return None
+    return max(1, math.ceil(quota / period)) if quota > 0 and period > 0 else None
+
+
+def dask_address_from(environ) -> tuple[str, str]:
+    """``(address, variable)`` of the Dask scheduler the environment names
+    (``BOARDGEN_DASK``, or its older name ``BOARDGEN_DASK_SCHEDULER``), or ``("", "")``."""
+    for name in ("BOARDGEN_DASK", "BOARDGEN_DASK_SCHEDULER"):
+        if environ.get(name, ""):
+            return environ[name], name
+    return "", ""
+
+
+def build(rows: int, workers: int | None = None, dask: str = "", source: str = "BOARDGEN_DASK",
+          workerless_seconds: float | None = None) -> RowPool:
+    """Where ``rows`` rows run, decided in one place for every caller
+    (``boardgen calibrate`` and the Dagster step; issue 29): the Dask cluster
+    at ``dask`` when given; else ``workers`` local processes when given (never
+    more than the rows); else every core, fewer on a small batch
+    (:func:`workers_for`)."""
+    if dask:
+        return RowPool(dask_address=dask, source=source, workerless_seconds=workerless_seconds)
+    return RowPool(parallelism(rows, workers))
+
+
+def parallelism(rows: int, workers: int | None = None) -> int:
+    """How many processes ``rows`` rows get: ``workers`` when asked (never
+    more than the rows), else every core, fewer on a small batch: one the
+    nightly's runs and ``boardgen calibrate``'s workers both follow."""
+    return max(1, min(workers, rows)) if workers else workers_for(rows, default_workers())
 
 
 def workers_for(rows: int, workers: int) -> int:

@@ -1,24 +1,22 @@
-"""The nightly's closing verdict (SPEC 7 "assertions", SPEC 8 ``make run``;
-seed 001 F4): which checks failed, which only warn, which runs failed for
-another reason, the exit code they add up to, and the lines a person reads.
+"""The closing verdict of a calibration (SPEC 7 "assertions", SPEC 8 ``make
+run``; seed 001 F4; issue 28 "the nightly's summary in the library"): the
+per-row table a person reads, which checks failed, which only warn, which
+runs failed for another reason, the exit code they add up to.
 
-:class:`Tally` sums up the rows a run records as they go by (checks evaluated
-and failed per check, the failing ones with their words, the figures of the
-rows worth printing, overlay totals): the row step records it in the run's
-log, so the nightly reads one event, not every event of the run (issue 22:
-nothing grows with the rows). Plain data in, plain text out (with ``rich``
-markup). A check of severity ``WARN`` (assertion E) never fails the run.
+Everything is read from the warehouse, the record of what was made: each
+row's report (or its rejected batch) and its stored check verdicts
+(``steps.row_checks``), and the table-wide verdicts built from them
+(``steps.table_check``), so the nightly and ``boardgen calibrate`` print the
+same table, and a table of any size costs one scan per dataset. A run that
+failed is the engine's to say (the caller passes :class:`RunOutcome`
+values). Plain data in, plain text out (with ``rich`` markup). A check of
+severity warning (assertion E) never fails the verdict.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
-
-from boardgen_pipeline.calibration import assertions
-from boardgen_pipeline.steps import draw_node_maps, stratify
-from boardgen_pipeline.steps.chain import RowResult
-from boardgen_pipeline.variants import outcomes as overlay_checks
+from functools import cache
 
 EXIT_OK, EXIT_TABLE, EXIT_CHECK, EXIT_RUN = 0, 1, 3, 4
 # a warehouse/storage fault (disk full, read-only, damaged file, corrupt runs.db;
@@ -27,91 +25,106 @@ EXIT_STORAGE = 5
 
 OK, FAIL, WARN = "[green]ok[/]", "[red]FAIL[/]", "[yellow]warn[/]"
 
-OVERLAY_LABELS = {overlay_checks.CHECK_DOMAIN: "cells safe/outside R0", overlay_checks.CHECK_PACKS: "packs",
-                  overlay_checks.CHECK_ONE_TYPE: "one type", overlay_checks.CHECK_BOSS: "Boss rule",
-                  overlay_checks.CHECK_SKEW: "skew"}
-NODE_MAP_LABELS = {draw_node_maps.CHECK_TEMPLATES: "templates valid",
-                   draw_node_maps.CHECK_DETERMINISTIC: "deterministic",
-                   draw_node_maps.CHECK_UNIFORM: "uniform", draw_node_maps.CHECK_PROCEDURAL: "step-3 maps valid"}
-STRATA_LABELS = {stratify.CHECK_COMPLETE: "complete"}
-
 ROW_COLUMNS = ("row", "target", "p10 p50 p90", "exits p/b/l", "retry", "F4", "ovl", "pub")
-F4_SHORT = ((assertions.CHECK_A, "A"), (assertions.CHECK_A2, "A''"), (assertions.CHECK_A1, "A'"),
-            (assertions.CHECK_B, "B"), (assertions.CHECK_B1, "B'"))
-POOL_CHECKS = frozenset((*draw_node_maps.CHECKS, stratify.CHECK_COMPLETE))
-SHOW_ALL_ROWS = 60  # a larger run lists only its rows that fail or warn (the rest: `boardgen sql`)
-LISTED_MAX = 200  # rows and failures a tally keeps words for (the counts are always complete)
-ROW_FIGURES = ("target", "p10", "p50", "p90", "exit_passed", "exit_best_legal", "exit_least_bad", "retry_rate",
-               "published")
-TALLY_MESSAGE = "boardgen rows recorded"
+SHOW_ALL_ROWS = 60  # a larger table lists only its rows that fail or warn (the rest: `boardgen sql`)
+LISTED_MAX = 200  # rows a summary lists at most (the counts are always complete)
+
+
+@cache
+def names():
+    """The checks' names and short labels, from the modules that own them
+    (imported on first use: they load the kernels, which the nightly's
+    coordinator does not need)."""
+    from types import SimpleNamespace
+
+    from boardgen_pipeline.calibration import assertions
+    from boardgen_pipeline.steps import draw_node_maps, stratify
+    from boardgen_pipeline.variants import outcomes as overlay_checks
+
+    return SimpleNamespace(
+        assertions=assertions, overlay_checks=overlay_checks, draw_node_maps=draw_node_maps, stratify=stratify,
+        overlay_labels={overlay_checks.CHECK_DOMAIN: "cells safe/outside R0", overlay_checks.CHECK_PACKS: "packs",
+                        overlay_checks.CHECK_ONE_TYPE: "one type", overlay_checks.CHECK_BOSS: "Boss rule",
+                        overlay_checks.CHECK_SKEW: "skew"},
+        node_map_labels={draw_node_maps.CHECK_TEMPLATES: "templates valid",
+                         draw_node_maps.CHECK_DETERMINISTIC: "deterministic",
+                         draw_node_maps.CHECK_UNIFORM: "uniform", draw_node_maps.CHECK_PROCEDURAL: "step-3 maps valid"},
+        strata_labels={stratify.CHECK_COMPLETE: "complete"},
+        f4_short=((assertions.CHECK_A, "A"), (assertions.CHECK_A2, "A''"), (assertions.CHECK_A1, "A'"),
+                  (assertions.CHECK_B, "B"), (assertions.CHECK_B1, "B'")))
+
+
+REPORT_FIGURES = ("inferability_target", "p10", "p50", "p90", "passed", "best_legal", "least_bad", "retry_rate")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One run, as the engine recorded it: a label, its id, whether it
+    succeeded, and what its failed steps said."""
+
+    label: str
+    run_id: str
+    success: bool
+    failure: str = ""
 
 
 @dataclass
-class Tally:
-    """A run's rows, summed up (module docstring). ``list_all``: keep every
-    row's figures (a run of at most :data:`SHOW_ALL_ROWS` rows)."""
+class Rows:
+    """The rows worth printing: every row of a table of at most
+    :data:`SHOW_ALL_ROWS`, else those that fail or warn (the first
+    :data:`LISTED_MAX`), each ``{"boards": figures, "checks": {name: verdict}}``."""
 
+    total: int = 0
+    listed: dict = field(default_factory=dict)
     list_all: bool = True
-    rows: int = 0
-    evaluated: Counter = field(default_factory=Counter)
-    failed: Counter = field(default_factory=Counter)
-    failures: list = field(default_factory=list)  # (row, check, severity, description), the first LISTED_MAX
-    listed: dict = field(default_factory=dict)  # row -> {"boards": figures, "checks": {name: verdict}}
-    variant_cells: int = 0
-    whole_board_boards: int = 0
-    generation_seconds: float = 0.0
 
-    def add(self, result: RowResult, recorded=None) -> None:
-        """One recorded row; ``recorded``: the names of the checks recorded
-        (default: all of the row's outcomes)."""
-        partition, figures = result.partition_key, result.figures
-        self.rows += 1
-        checks = {}
-        for o in (o for found in result.outcomes.values() for o in found):
-            if recorded is not None and o.name not in recorded:
-                continue
-            self.evaluated[o.name] += 1
-            checks[o.name] = {"passed": o.passed, "severity": "WARN" if o.severity == "warning" else "ERROR"}
-            if not o.passed:
-                self.failed[o.name] += 1
-                if len(self.failures) < LISTED_MAX:
-                    self.failures.append((partition, o.name, checks[o.name]["severity"], o.description))
-        overlays = figures.get("variant_overlays") or {}
-        self.variant_cells += int(overlays.get("variant_cells", 0))
-        self.whole_board_boards += int(overlays.get("whole_board_boards", 0))
-        boards = figures.get("boards") or {}
-        self.generation_seconds += result.seconds.get("generate", 0.0)
-        if (self.list_all or not all(c["passed"] for c in checks.values())) and len(self.listed) < LISTED_MAX:
-            self.listed[partition] = {"boards": {k: boards[k] for k in ROW_FIGURES if k in boards}, "checks": checks}
 
-    def as_dict(self) -> dict:
-        return {"list_all": self.list_all, "rows": self.rows, "evaluated": dict(self.evaluated),
-                "failed": dict(self.failed), "failures": [list(f) for f in self.failures], "listed": self.listed,
-                "variant_cells": self.variant_cells, "whole_board_boards": self.whole_board_boards,
-                "generation_seconds": round(self.generation_seconds, 3)}
+def _figures(report: dict | None, published: bool) -> dict:
+    if report is None:
+        return {"published": published}
+    r = {k: report.get(k) for k in REPORT_FIGURES}
+    return {"target": r["inferability_target"], "p10": r["p10"], "p50": r["p50"], "p90": r["p90"],
+            "exit_passed": r["passed"], "exit_best_legal": r["best_legal"], "exit_least_bad": r["least_bad"],
+            "retry_rate": r["retry_rate"], "published": published}
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Tally:
-        return cls(list_all=data["list_all"], rows=data["rows"], evaluated=Counter(data["evaluated"]),
-                   failed=Counter(data["failed"]), failures=[tuple(f) for f in data["failures"]],
-                   listed=data["listed"], variant_cells=data["variant_cells"],
-                   whole_board_boards=data["whole_board_boards"], generation_seconds=data["generation_seconds"])
 
-    def merge(self, other: Tally) -> None:
-        """Another step's rows (a run may record rows in more than one step)."""
-        self.list_all = self.list_all and other.list_all
-        self.rows += other.rows
-        self.evaluated.update(other.evaluated)
-        self.failed.update(other.failed)
-        self.failures = (self.failures + other.failures)[:LISTED_MAX]
-        self.listed.update(dict(list(other.listed.items())[:max(0, LISTED_MAX - len(self.listed))]))
-        self.variant_cells += other.variant_cells
-        self.whole_board_boards += other.whole_board_boards
-        self.generation_seconds += other.generation_seconds
+def table_rows(root, catalog, samples: int, master_seed: int = 0, keys=None) -> Rows:
+    """The rows of ``keys`` (default: every row of the table) as the
+    warehouse holds them now: figures from the current report (a rejected
+    batch has none: its boards are counted from its file), each check's
+    verdict from the row's current ``row_checks``."""
+    from boardgen_pipeline.calibration.batch import evaluate_row
+    from boardgen_pipeline.calibration.fingerprints import fingerprints_now, overlay_fingerprints_now, partition_key
+    from boardgen_pipeline.steps import row_checks
+    from boardgen_pipeline.warehouse import publish
 
-    @property
-    def checks_evaluated(self) -> int:
-        return sum(self.evaluated.values())
+    a1 = names().assertions.CHECK_A1
+    table = catalog.board_gen
+    keys = list(keys if keys is not None else table.keys())
+    now = fingerprints_now(table, samples, master_seed)
+    overlays_now = overlay_fingerprints_now(catalog, samples, master_seed)
+    reports = publish.read_row_records(root, "calibration_report", keys, columns=["batch_fingerprint", *REPORT_FIGURES])
+    checks = publish.read_row_records(root, row_checks.DATASET, keys,
+                                      columns=["asset", "check", "passed", "severity", "fingerprint"])
+    out = Rows(total=len(keys), list_all=len(keys) <= SHOW_ALL_ROWS)
+    for key in keys:
+        pk = partition_key(key)
+        want = {"boards": now.get(pk), "variant_overlays": overlays_now.get(pk)}
+        verdicts = {r["check"]: {"passed": r["passed"], "severity": "WARN" if r["severity"] == "warning" else "ERROR"}
+                    for r in checks.get(key, []) if want.get(r["asset"]) == r["fingerprint"]}
+        report = next((r for r in reports.get(key, []) if r.get("batch_fingerprint") == now.get(pk)), None)
+        figures = _figures(report, True)
+        if report is None and verdicts.get(a1, {}).get("passed") is False:
+            try:  # a batch A' withheld: its figures from the rejected file
+                records = publish.read_partition(publish.rejected_root(root), "boards", key)
+                figures = _figures(evaluate_row(table.rows[key], records).as_dict(), False)
+            except (OSError, ValueError):
+                figures = {"published": False}
+        failing = not all(v["passed"] for v in verdicts.values()) or not verdicts
+        if (out.list_all or failing) and len(out.listed) < LISTED_MAX:
+            out.listed[pk] = {"boards": figures if report is not None or not figures.get("published", True) else {},
+                              "checks": verdicts}
+    return out
 
 
 @dataclass
@@ -121,37 +134,41 @@ class Verdict:
     failed_checks: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     failed_runs: list = field(default_factory=list)
+    evaluated: int = 0
 
-    def add_tally(self, tally: Tally) -> None:
-        """The rows' failed checks (words for the first ``LISTED_MAX``; the
-        rest counted in one line)."""
-        for row, name, severity, text in tally.failures:
-            (self.warnings if severity == "WARN" else self.failed_checks).append((row, name, text))
-        unlisted = sum(tally.failed.values()) - len(tally.failures)
-        if unlisted > 0:
-            self.failed_checks.append(("...", f"{unlisted} more", "failed checks not listed (boardgen sql)"))
+    def add_outcomes(self, key: str, outcomes) -> None:
+        """Check outcomes (``outcomes.CheckOutcome``) judged together under ``key``."""
+        for o in outcomes:
+            self.evaluated += 1
+            if not o.passed:
+                (self.warnings if o.severity == "warning" else self.failed_checks).append((key, o.name, o.description))
 
-    def add_run(self, key: str, run_id: str, success: bool, collected: dict) -> None:
-        """One run's checks; the run itself counts as failed only when it
-        failed without a failed check to say why."""
-        for name, c in collected["checks"].items():
+    def add_checks(self, key: str, checks: dict) -> None:
+        """Check results as the engine recorded them: ``{name: {passed,
+        severity, description}}``."""
+        for name, c in checks.items():
+            self.evaluated += 1
             if not c["passed"]:
-                (self.warnings if c["severity"] == "WARN" else self.failed_checks).append(
+                (self.warnings if c["severity"] in ("WARN", "warning") else self.failed_checks).append(
                     (key, name, c["description"]))
-        if not success and not any(k == key for k, _, _ in self.failed_checks):
-            self.failed_runs.append((key, run_id, collected.get("failure", "")))
+
+    def add_runs(self, runs: list[RunOutcome]) -> None:
+        for r in runs:
+            if not r.success:
+                self.failed_runs.append((r.label, r.run_id, r.failure))
 
     @property
     def exit_code(self) -> int:
-        if self.failed_checks:
-            return EXIT_CHECK
+        """A failed run first (the calibration is incomplete: what its checks say
+        of the missing rows follows from it), then a failed check."""
         if self.failed_runs:
             return EXIT_RUN
+        if self.failed_checks:
+            return EXIT_CHECK
         return EXIT_OK
 
-    def lines(self, checks_evaluated: int) -> list[str]:
-        out = [f"checks: {checks_evaluated} evaluated, {len(self.failed_checks)} failed, "
-               f"{len(self.warnings)} warning(s)"]
+    def lines(self) -> list[str]:
+        out = [f"checks: {self.evaluated} evaluated, {len(self.failed_checks)} failed, {len(self.warnings)} warning(s)"]
         out += [f"  {FAIL} {key} {name}: {text}" for key, name, text in self.failed_checks]
         out += [f"  {WARN} {key} {name}: {text}" for key, name, text in self.warnings]
         out += [f"  [red]run failed[/] {key} (run {run_id}): {text}" for key, run_id, text in self.failed_runs]
@@ -165,16 +182,18 @@ def _short(value: float) -> str:
 
 def row_cells(key: str, info: dict) -> tuple[str, ...]:
     """One row of the F4 table (:data:`ROW_COLUMNS`, 80 columns) from a row's results."""
+    n = names()
     b, checks = info.get("boards") or {}, info["checks"]
-    failed = [short for name, short in F4_SHORT if name in checks and not checks[name]["passed"]]
-    e_warn = assertions.CHECK_E in checks and not checks[assertions.CHECK_E]["passed"]
+    failed = [short for name, short in n.f4_short if name in checks and not checks[name]["passed"]]
+    e_warn = n.assertions.CHECK_E in checks and not checks[n.assertions.CHECK_E]["passed"]
     f4 = (f"[red]{' '.join(failed)}[/]" if failed else OK if checks else "-") + (" [yellow]E[/]" if e_warn else "")
-    overlay = [checks[n]["passed"] for n in overlay_checks.CHECKS if n in checks]
-    quantiles = " ".join(_short(float(b.get(q, 0.0))) for q in ("p10", "p50", "p90")) if b else "-"
-    exits = "/".join(str(b.get(f"exit_{e}", "-")) for e in ("passed", "best_legal", "least_bad")) if b else "-"
+    overlay = [checks[c]["passed"] for c in n.overlay_checks.CHECKS if c in checks]
+    numbers = b and b.get("p10") is not None
+    quantiles = " ".join(_short(float(b.get(q, 0.0))) for q in ("p10", "p50", "p90")) if numbers else "-"
+    exits = "/".join(str(b.get(f"exit_{e}", "-")) for e in ("passed", "best_legal", "least_bad")) if numbers else "-"
     return (
-        key, f"{float(b.get('target', 0)):.2f}" if b else "-", quantiles, exits,
-        f"{float(b.get('retry_rate', 0)):.2f}" if b else "-", f4,
+        key, f"{float(b.get('target', 0)):.2f}" if numbers else "-", quantiles, exits,
+        f"{float(b.get('retry_rate', 0)):.2f}" if numbers else "-", f4,
         ({True: OK, False: FAIL}[all(overlay)] if overlay else "-"),
         {True: "yes", False: "[red]no[/]"}.get(b.get("published"), "-"),
     )
@@ -195,47 +214,56 @@ def row_table(rows: dict, title: str):
     return out
 
 
-def group_line(label: str, checks: list, names, short: dict, detail: str = "") -> str:
+def rows_title(rows: Rows, samples: int) -> str:
+    title = f"F4 calibration: {rows.total} rows x {samples} boards"
+    return title if rows.list_all else f"{title}: the {len(rows.listed)} rows that fail or warn"
+
+
+def print_rows(console, rows: Rows, samples: int) -> None:
+    """The per-row table, and the count of rows not listed."""
+    console.print(row_table(rows.listed, rows_title(rows, samples)))
+    if not rows.list_all:
+        console.print(f"{rows.total - len(rows.listed)} rows pass every check (not listed: {rows.total} > "
+                      f"{SHOW_ALL_ROWS}; boardgen sql \"select * from calibration_report\")")
+
+
+def group_line(label: str, checks: dict, names, short: dict, detail: str = "") -> str:
     """One line for a check group: each check's short name with ok/FAIL/warn
-    (counted over the runs that evaluated it). ``checks``: ``(name, result)``."""
+    (``-`` when not evaluated). ``checks``: ``{name: {passed, severity}}``."""
     parts = []
     for name in names:
-        results = [c for c in checks if c[0] == name]
-        if not results:
+        c = checks.get(name)
+        if c is None:
             parts.append(f"{short[name]} -")
             continue
-        bad = [c for c in results if not c[1]["passed"]]
-        warn = bad and all(c[1]["severity"] == "WARN" for c in bad)
-        mark = OK if not bad else (WARN if warn else FAIL)
-        count = f" ({len(results) - len(bad)}/{len(results)})" if len(results) > 1 else ""
-        parts.append(f"{short[name]} {mark}{count}")
+        mark = OK if c["passed"] else (WARN if c["severity"] in ("WARN", "warning") else FAIL)
+        parts.append(f"{short[name]} {mark}")
     return f"{label}: " + ", ".join(parts) + (f"; {detail}" if detail else "")
 
 
-def group_lines(tally: Tally, pools: dict | None) -> list[str]:
-    """A line per check group beyond the F4 table: overlays (per row), node
-    maps and strata (the pools run), with the numbers that matter."""
-    parts = []
-    for name in overlay_checks.CHECKS:
-        n, bad = tally.evaluated.get(name, 0), tally.failed.get(name, 0)
-        mark = "-" if not n else (OK if not bad else FAIL)
-        parts.append(f"{OVERLAY_LABELS[name]} {mark}" + (f" ({n - bad}/{n})" if n > 1 else ""))
-    out = ["overlay checks: " + ", ".join(parts)
-           + f"; {tally.variant_cells} variant cells, {tally.whole_board_boards} whole-board boards"]
+def group_lines(overlays: dict, totals: dict, pools: dict | None) -> list[str]:
+    """A line per check group beyond the F4 table: the overlay checks (over
+    every row), node maps and strata, with the numbers that matter.
+    ``overlays``: the overlay checks' table-wide verdicts; ``totals``: overlay
+    totals; ``pools``: the node-map and strata checks and metadata."""
+    n = names()
+    out = [group_line("overlay checks", overlays, n.overlay_checks.CHECKS, n.overlay_labels,
+                      f"{totals.get('variant_cells', 0)} variant cells, "
+                      f"{totals.get('whole_board_boards', 0)} whole-board boards")]
     if pools is None:
-        return [*out, "node-map checks: - (pools run not started)"]
-    checks = list(pools["checks"].items())
-    uniform = pools["checks"].get(draw_node_maps.CHECK_UNIFORM, {}).get("metadata", {})
+        return [*out, "node-map checks: - (not run)"]
+    checks = pools.get("checks", {})
+    uniform = checks.get(n.draw_node_maps.CHECK_UNIFORM, {}).get("metadata", {})
     stats = uniform.get("statistics") or {}
     detail = ", ".join(f"L{lv} chi2 {stats[lv]:.2f} p {uniform['p_values'][lv]:.3f}" for lv in sorted(stats))
     draws = pools.get("node_map_draws") or {}
     dof = next(iter((uniform.get("dof") or {}).values()), "-")
-    out.append(group_line("node-map checks", checks, draw_node_maps.CHECKS, NODE_MAP_LABELS,
+    out.append(group_line("node-map checks", checks, n.draw_node_maps.CHECKS, n.node_map_labels,
                           f"{draws.get('adventures', 0)} adventures x 2 branches"
                           + (f"; {detail} (dof {dof})" if detail else "")))
     st = pools.get("calibration_strata") or {}
     p50 = st.get("pool_p50") or {}
     pool_p50 = ", ".join(f"L{lv} {v:.3f}" if v is not None else f"L{lv} -" for lv, v in sorted(p50.items()))
-    out.append(group_line("strata", checks, (stratify.CHECK_COMPLETE,), STRATA_LABELS,
+    out.append(group_line("strata", checks, (n.stratify.CHECK_COMPLETE,), n.strata_labels,
                           f"{st.get('templates', 0)} templates, pool p50 " + (pool_p50 or "-")))
     return out

@@ -47,12 +47,16 @@ import pyarrow.parquet as pq
 
 from boardgen_pipeline.errors import WarehouseError
 
-DATASETS = ("boards", "variant_overlays", "node_map_draws", "calibration_report", "calibration_strata",
-            "calibration_history")
-
-
-# Datasets with one file for the whole table, not one per row (no hive keys).
+# Every dataset of the warehouse, by kind: the one list every module reads (issue 29).
+# One file per parameter row, hive keys in the path; a removed row's files are pruned and a
+# rejected batch withdraws them all (the overlays of an older row version must not stand beside
+# no boards). ``row_checks``: the verdict of each of the row's checks (``steps.row_checks``).
+ROW_DATASETS = ("boards", "variant_overlays", "calibration_report", "row_checks")
+# One file for the whole table, not one per row (no hive keys).
 FLAT_DATASETS = ("node_map_draws", "calibration_strata")
+# One file per version of a row's report (``steps.history``), kept when the row leaves the table.
+HISTORY = "calibration_history"
+DATASETS = (*ROW_DATASETS, *FLAT_DATASETS, HISTORY)
 
 
 DB_NAME = "boardgen.duckdb"

@@ -41,12 +41,7 @@ from boardgen_pipeline.warehouse import datasets
 REJECTED = "_rejected"
 
 
-# Datasets written once per parameter row by this pipeline: a removed row's
-# files are pruned, and a rejected batch withdraws them all (the overlays of
-# an older row version must not stand beside no boards).
-ROW_DATASETS = ("boards", "variant_overlays", "calibration_report")
-
-
+ROW_DATASETS = datasets.ROW_DATASETS
 
 
 def rejected_root(root: Path | str) -> Path:

@@ -86,6 +86,7 @@ VIEW_SQL = {
     "calibration_history": (
         "select * from read_parquet({calibration_history}, hive_partitioning=true)"
     ),
+    "row_checks": "select * from read_parquet({row_checks}, hive_partitioning=true)",
 }
 
 

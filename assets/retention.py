@@ -1,0 +1,120 @@
+"""Forget old calibration runs (issue 28 "a home that stops growing"): the
+policy is the library's (``steps.retention``); this module reads the runs
+and what they hold through Dagster's API and deletes with
+``DagsterInstance.delete_run`` (the run and its events).
+
+A run is kept while it holds the latest state of something the UI shows: the
+latest materialization, planned materialization or observation of an asset
+or of a ``boards`` partition, or the latest evaluation of a check. Deleting
+such a run would make a partition read as never materialized, or a failed
+partition as fine. ``boardgen prune`` calls :func:`main`.
+"""
+
+import os
+import sys
+import time
+
+import dagster as dg
+
+from boardgen_pipeline.steps import retention
+
+from .names import ALL_ASSETS, BOARDS, JOBS
+
+PAGE = 500
+
+
+def _partition_runs(instance, key: dg.AssetKey, event_type) -> set[str]:
+    """The runs holding each partition's latest event of ``event_type``."""
+    ids = sorted(instance.get_latest_storage_id_by_partition(key, event_type).values())
+    runs = set()
+    for start in range(0, len(ids), PAGE):
+        chunk = ids[start:start + PAGE]
+        if event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
+            records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key, storage_ids=chunk),
+                                                      limit=len(chunk)).records
+        else:
+            records = instance.fetch_planned_materializations(dg.AssetRecordsFilter(asset_key=key, storage_ids=chunk),
+                                                              limit=len(chunk)).records
+        runs.update(r.run_id for r in records)
+    return runs
+
+
+def protected_runs(instance) -> set[str]:
+    """Every run that holds some latest state (module docstring)."""
+    keep: set[str] = set()
+    for record in instance.get_asset_records([dg.AssetKey(a) for a in ALL_ASSETS]):
+        entry = record.asset_entry
+        for held in (entry.last_materialization_record, entry.last_observation_record):
+            if held is not None:
+                keep.add(held.run_id)
+        if entry.last_planned_materialization_run_id:
+            keep.add(entry.last_planned_materialization_run_id)
+    boards = dg.AssetKey(BOARDS)
+    keep |= _partition_runs(instance, boards, dg.DagsterEventType.ASSET_MATERIALIZATION)
+    keep |= _partition_runs(instance, boards, dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED)
+    from .automation import _draw_checks, table_checks
+
+    checks = [*table_checks(), *_draw_checks()]
+    for execution in instance.event_log_storage.get_latest_asset_check_execution_by_key(checks).values():
+        keep.add(execution.run_id)
+    return keep
+
+
+def runs_of_the_calibration(instance) -> list[dg.RunRecord]:
+    out = []
+    for job in JOBS:
+        cursor = None
+        while True:
+            page = instance.get_run_records(dg.RunsFilter(job_name=job), limit=PAGE, cursor=cursor)
+            out.extend(page)
+            if len(page) < PAGE:
+                break
+            cursor = page[-1].dagster_run.run_id
+    return out
+
+
+def prune(instance, policy: retention.Policy, now: float | None = None) -> list[str]:
+    """Delete the calibration runs ``policy`` lets go; their ids, oldest first."""
+    keep = protected_runs(instance)
+    infos = [retention.RunInfo(r.dagster_run.run_id, r.create_timestamp.timestamp(), r.dagster_run.is_finished,
+                               r.dagster_run.run_id in keep) for r in runs_of_the_calibration(instance)]
+    gone = retention.to_delete(infos, time.time() if now is None else now, policy)
+    for run_id in gone:
+        instance.delete_run(run_id)
+    return gone
+
+
+def policy_from(keep_days: int | None, keep_runs: int | None) -> retention.Policy:
+    if keep_runs is not None:
+        return retention.Policy(keep_runs=keep_runs)
+    return retention.Policy(keep_days=keep_days if keep_days is not None else retention.DEFAULT_KEEP_DAYS)
+
+
+def prune_command(dagster_home: str | None = None, keep_runs: int | None = None, keep_days: int | None = None) -> int:
+    """``boardgen prune [--dagster-home DIR] [--keep-runs K] [--keep-days N]``
+    (its arguments checked by ``boardgen``'s parser before this runs; the
+    settings not given come from ``$BOARDGEN_KEEP_RUNS`` and
+    ``$BOARDGEN_KEEP_DAYS``)."""
+    from boardgen_pipeline.errors import WarehouseError
+    from boardgen_pipeline.steps.summary import EXIT_STORAGE
+
+    from .home import ensure_dagster_home
+
+    keep_runs = keep_runs if keep_runs is not None else _env_int("BOARDGEN_KEEP_RUNS")
+    keep_days = keep_days if keep_days is not None else _env_int("BOARDGEN_KEEP_DAYS")
+    policy = policy_from(keep_days, keep_runs)
+    try:
+        home = ensure_dagster_home(dagster_home)
+        with dg.DagsterInstance.get() as instance:
+            gone = prune(instance, policy)
+    except WarehouseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_STORAGE
+    print(f"{home}: deleted {len(gone)} calibration run(s) beyond {policy.describe()}; kept every run that holds "
+          "the latest state of an asset, partition or check")
+    return 0
+
+
+def _env_int(name: str) -> int | None:
+    text = os.environ.get(name, "")
+    return int(text) if text else None

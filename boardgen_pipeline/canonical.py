@@ -1,0 +1,33 @@
+"""One canonical encoding of plain data as text, for everything that is
+hashed or stored as JSON (SPEC 6 "bit-identical output"; issue 29 "one
+canonical encoding"): sorted keys, no spaces, tuples and sets as lists,
+numpy scalars as the Python numbers they hold, dataclasses as their fields.
+A new numpy repr or a field order cannot change what it writes."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+
+def _plain(value):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if hasattr(value, "item") and callable(value.item):  # a numpy scalar
+        return value.item()
+    if hasattr(value, "tolist") and callable(value.tolist):  # a numpy array
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"no canonical form for {type(value).__name__}")
+
+
+def canonical_json(value) -> str:
+    """``value`` as canonical JSON text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
+
+
+def digest(value, length: int = 16) -> str:
+    """The first ``length`` hex digits of the sha256 of ``canonical_json(value)``."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:length]

@@ -1,0 +1,61 @@
+"""A failed run is visible (issue 28): the rows a failed run did not record
+read as failed in the asset's partitions, the ones it recorded as
+materialized; a row whose batch A' withholds reads as missing, never as
+stored. No setting hides either: the engine plans one materialization per
+row partition (no ``DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from boardgen_pipeline.steps import chain
+
+from .test_pipeline_support import boards_partitions, copy_fixture, defs_for, run_rows, run_validate, step_failures
+
+REPO = Path(__file__).resolve().parent.parent
+KEYS = ["1-0", "1-1", "2-0"]
+
+
+def status(instance) -> dict:
+    return instance.get_status_by_partition(dg.AssetKey("boards"), KEYS,
+                                            dg.DynamicPartitionsDefinition(name="board_gen_rows"))
+
+
+def test_a_row_that_raises_fails_the_run_and_reads_as_failed_beside_the_others(tmp_path, monkeypatch):
+    real = chain.run_row
+
+    def broken(task):
+        if task.key == (1, 1):
+            raise RuntimeError("planted: this row's chain raises")
+        return real(task)
+
+    monkeypatch.setattr(chain, "run_row", broken)
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        assert run_validate(defs, instance).success
+        run = run_rows(defs, instance, KEYS)
+        assert not run.success
+        assert "1 of 3 rows failed: row 1-1: RuntimeError: planted" in \
+            step_failures(run)["calibrate"].user_failure_data.description
+        assert boards_partitions(run) == {"1-0", "2-0"}  # the others recorded before the run failed
+        assert status(instance) == {"1-0": dg.AssetPartitionStatus.MATERIALIZED,
+                                    "1-1": dg.AssetPartitionStatus.FAILED,
+                                    "2-0": dg.AssetPartitionStatus.MATERIALIZED}
+        # the next run repairs it
+        monkeypatch.setattr(chain, "run_row", real)
+        assert run_rows(defs, instance, ["1-1"]).success
+        assert set(status(instance).values()) == {dg.AssetPartitionStatus.MATERIALIZED}
+
+
+def test_every_row_is_planned_in_the_run_that_makes_it():
+    """The engine's planned event per row partition is what marks a killed run's
+    rows as failed: the project never asks for one event a run instead."""
+    sources = [p.read_text(encoding="utf-8") for folder in ("assets", "boardgen_pipeline", "scripts")
+               for p in (REPO / folder).rglob("*") if p.suffix in (".py", ".sh")]
+    sources.append((REPO / "Makefile").read_text(encoding="utf-8"))
+    assert not any("EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS" in text for text in sources)
+    assert "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS" not in os.environ

@@ -1,0 +1,165 @@
+"""A production instance, tested for real (issue 28): a Dagster home whose
+``dagster.yaml`` names PostgreSQL storage (``dagster-postgres``, the URL as
+Dagster's docs write it) on a real server (``scripts/ensure_postgres.sh``;
+fixtures in tests/conftest.py). Every process of the instance uses it and
+the project never rewrites it; the nightly writes the bytes the SQLite
+instance's nightly writes; a table edit is one run; two nightlies at once on
+one instance both succeed; a run killed mid-way reads as failed and the
+rerun repairs it; a server that does not answer, or refuses the login, is
+one sentence and nothing written."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import dagster as dg
+import psutil
+import pytest
+
+from assets.home import ensure_dagster_home
+
+from .conftest import postgres_yaml
+from .nightly_support import nightly, parquet_files
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def instance_at(monkeypatch):
+    def open_(home):
+        monkeypatch.setenv("DAGSTER_HOME", str(home))
+        return dg.DagsterInstance.get()
+    return open_
+
+
+def test_the_users_storage_is_what_the_instance_uses_and_is_never_rewritten(postgres_home, instance_at):
+    before = (postgres_home / "dagster.yaml").read_text()
+    ensure_dagster_home(postgres_home)
+    after = (postgres_home / "dagster.yaml").read_text()
+    assert after.startswith(before)  # the user's lines, untouched, first
+    assert "run_monitoring" in after and "storage:\n  postgres:" in after  # only what the project needs, added
+    with instance_at(postgres_home) as instance:
+        assert type(instance.run_storage).__module__.startswith("dagster_postgres")
+        assert type(instance.event_log_storage).__module__.startswith("dagster_postgres")
+        assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"  # stock, not a subclass
+    assert not (postgres_home / "history").exists()  # no SQLite beside it
+
+
+def test_the_nightly_on_postgresql_writes_the_bytes_of_the_sqlite_nightly(postgres_home, small_nightly, tmp_path,
+                                                                          instance_at):
+    root = tmp_path / "warehouse"
+    rc, out, err = nightly(small_nightly["tables"], root, postgres_home, samples=small_nightly["samples"])
+    assert rc == 0, out + err
+    assert parquet_files(root) == small_nightly["files"]
+    with instance_at(postgres_home) as instance:
+        jobs = sorted(r.dagster_run.job_name for r in instance.get_run_records())
+        assert jobs == ["calibration_prepare", "calibration_rows", "calibration_table"]
+        status = instance.get_status_by_partition(dg.AssetKey("boards"), ["1-0", "1-1", "2-0"],
+                                                  dg.DynamicPartitionsDefinition(name="board_gen_rows"))
+        assert set(status.values()) == {dg.AssetPartitionStatus.MATERIALIZED}
+
+
+def test_a_table_edit_is_one_run_on_postgresql(postgres_home, small_nightly, tmp_path, instance_at):
+    from assets.automation import table_edit_sensor
+
+    from .test_pipeline_automation import edit_row
+    from .test_pipeline_support import copy_fixture, defs_for, materialize_graph, run_request, settings_for
+
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    ensure_dagster_home(postgres_home)
+    defs, settings = defs_for(tables, root), settings_for(tables, root)
+    with instance_at(postgres_home) as instance:
+        materialize_graph(defs, instance)
+        edit_row(tables, (1, 0), "inferability_target", 0.87)
+        with dg.build_sensor_context(instance=instance, definitions=defs, resources={"settings": settings}) as ctx:
+            result = table_edit_sensor(ctx)
+        (request,) = result.run_requests
+        assert request.partition_key == "1-0"
+        run = run_request(defs, instance, request)
+        assert run.success
+        mats = instance.fetch_materializations(dg.AssetKey("boards"), limit=10).records
+        assert mats[0].run_id == run.run_id and mats[0].partition_key == "1-0"
+        assert {c.check_name: c.passed for c in run.get_asset_check_evaluations()}["every_row_passes_f4"]
+
+
+def test_two_nightlies_at_once_on_one_instance_both_succeed(postgres_home, small_nightly, tmp_path, instance_at):
+    ensure_dagster_home(postgres_home)  # made once, before both (SPEC 10)
+    procs = [nightly(small_nightly["tables"], tmp_path / f"warehouse{i}", postgres_home, wait=False,
+                     samples=small_nightly["samples"]) for i in range(2)]
+    results = [(p.wait(timeout=1200), *p.communicate()) for p in procs]
+    for i, (rc, out, err) in enumerate(results):
+        assert rc == 0, out + err
+        assert parquet_files(tmp_path / f"warehouse{i}") == small_nightly["files"]
+    with instance_at(postgres_home) as instance:
+        records = instance.get_run_records()
+        assert len(records) == 6 and all(r.dagster_run.is_success for r in records)
+        assert len({r.dagster_run.tags["boardgen/batch"] for r in records}) == 2
+
+
+def _lane_of(proc: psutil.Process):
+    for child in proc.children(recursive=True):
+        try:
+            if "assets.worker" in " ".join(child.cmdline()):
+                return child
+        except psutil.Error:
+            continue
+    return None
+
+
+def test_a_run_killed_mid_way_reads_as_failed_and_the_rerun_repairs_it(postgres_home, small_nightly, tmp_path,
+                                                                       instance_at):
+    root = tmp_path / "warehouse"
+    ensure_dagster_home(postgres_home)
+    proc = nightly(small_nightly["tables"], root, postgres_home, wait=False, samples=small_nightly["samples"])
+    parent, killed = psutil.Process(proc.pid), None
+    with instance_at(postgres_home) as instance:
+        while proc.poll() is None and killed is None:
+            rows = [r for r in instance.get_run_records(dg.RunsFilter(job_name="calibration_rows"))
+                    if r.dagster_run.status == dg.DagsterRunStatus.STARTED]
+            lane = _lane_of(parent)
+            if rows and lane is not None:
+                lane.send_signal(signal.SIGKILL)
+                killed = rows[0].dagster_run.run_id
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=1200)
+        assert killed is not None, "the rows run never started"
+        assert proc.returncode == 4, out + err  # a run failed: the nightly says so
+        assert instance.get_run_by_id(killed).status == dg.DagsterRunStatus.FAILURE
+        status = instance.get_status_by_partition(dg.AssetKey("boards"), ["1-0", "1-1", "2-0"],
+                                                  dg.DynamicPartitionsDefinition(name="board_gen_rows"))
+        assert dg.AssetPartitionStatus.FAILED in status.values()  # what the kill left undone reads as failed
+    rc, out, err = nightly(small_nightly["tables"], root, postgres_home, samples=small_nightly["samples"])
+    assert rc == 0, out + err
+    assert parquet_files(root) == small_nightly["files"]
+    with instance_at(postgres_home) as instance:
+        status = instance.get_status_by_partition(dg.AssetKey("boards"), ["1-0", "1-1", "2-0"],
+                                                  dg.DynamicPartitionsDefinition(name="board_gen_rows"))
+        assert set(status.values()) == {dg.AssetPartitionStatus.MATERIALIZED}
+
+
+@pytest.mark.parametrize("how", ["no server", "wrong password"])
+def test_a_server_that_does_not_answer_or_refuses_the_login_is_one_sentence(how, postgres_database, tmp_path):
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(postgres_database)
+    if how == "no server":
+        url = urlunsplit(parts._replace(netloc=f"{parts.username}:{parts.password}@127.0.0.1:1"))
+    else:
+        url = urlunsplit(parts._replace(netloc=f"{parts.username}:not-the-password@{parts.hostname}:{parts.port}"))
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(postgres_yaml(url))
+    tables = tmp_path / "tables"
+    import shutil
+
+    from .test_pipeline_support import FIXTURES
+
+    shutil.copytree(FIXTURES / "small", tables)
+    rc, out, err = nightly(tables, tmp_path / "warehouse", home)
+    assert rc == 5, out + err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err
+    assert "storage: postgres" in lines[0]
+    assert ("connection refused" in lines[0]) if how == "no server" else ("refused the login" in lines[0])
+    assert not (tmp_path / "warehouse").exists() or not list((tmp_path / "warehouse").rglob("*.parquet"))
