@@ -35,7 +35,7 @@ from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.steps import regen, runs
 from boardgen_pipeline.steps.pool import workers_for
 
-from .names import (
+from .names import (  # noqa: I001
     ALL_ASSETS,
     BATCH_TAG,
     CALIBRATION_JOB,

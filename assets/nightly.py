@@ -27,7 +27,6 @@ fault (the warehouse, or the instance's storage: a corrupt runs.db, a
 PostgreSQL server that does not answer).
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import time
 import uuid
 from pathlib import Path
 
-from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, nightly_environment, parse_nightly
+from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, nightly_environment, nightly_settings, parse_nightly
 from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError
 from boardgen_pipeline.steps import summary
 from boardgen_pipeline.steps.summary import EXIT_STORAGE, EXIT_TABLE, RunOutcome
@@ -43,22 +42,6 @@ from boardgen_pipeline.steps.summary import EXIT_STORAGE, EXIT_TABLE, RunOutcome
 TRIGGER = "make_run"
 # the bar's refresh: a look at the batch's runs costs the coordinator a few queries
 POLL_SECONDS = float(os.environ.get("BOARDGEN_PROGRESS_SECONDS") or 2.0)
-
-
-class Settings:
-    """The run settings the coordinator needs, read from the environment the
-    way the runs' resources read them (``assets.resources``), without loading
-    the code location."""
-
-    def __init__(self, tables_dir, root, samples: int, master_seed: int):
-        self.tables_dir, self.root, self.samples, self.master_seed = str(tables_dir), Path(root), samples, master_seed
-
-    @classmethod
-    def from_env(cls, tables_dir, root) -> "Settings":
-        from boardgen_pipeline.board.rng import DEFAULT_SAMPLES
-
-        return cls(tables_dir, root, int(os.environ.get("BOARDGEN_SAMPLES") or DEFAULT_SAMPLES),
-                   int(os.environ.get("BOARDGEN_MASTER_SEED") or 0))
 
 
 def check_cluster() -> None:
@@ -69,12 +52,6 @@ def check_cluster() -> None:
     address, source = dask_address_from(os.environ)
     if address:
         connect(address, source=source).close()
-
-
-def _shown(path) -> str:
-    """A path relative to the working directory when it is below it."""
-    path = Path(path)
-    return os.path.relpath(path) if path.absolute().is_relative_to(Path.cwd()) else str(path)
 
 
 def _validation_run(instance, tags: dict) -> str:
@@ -224,7 +201,6 @@ def _main(argv=None) -> int:
     import dagster as dg
 
     from assets.names import BATCH_TAG, TRIGGER_TAG
-    from assets.worker import arrived, pruned
     from boardgen_pipeline import catalog as catalogs
     from boardgen_pipeline.steps import runs
     from boardgen_pipeline.steps.pool import parallelism
@@ -232,9 +208,10 @@ def _main(argv=None) -> int:
     from boardgen_pipeline.tables.board_gen import default_tables_dir
     from boardgen_pipeline.warehouse import datasets, publish
 
-    settings = Settings.from_env(default_tables_dir(), datasets.default_root())
-    datasets.check_writable(settings.root)  # a bad warehouse path fails here, before any row runs
-    publish.sweep_temp_files(settings.root)  # what a killed run left behind
+    samples, master_seed = nightly_settings(args)
+    root = datasets.default_root()
+    datasets.check_writable(root)  # a bad warehouse path fails here, before any row runs
+    publish.sweep_temp_files(root)  # what a killed run left behind
     batch = uuid.uuid4().hex[:12]
     tags = {TRIGGER_TAG: TRIGGER, BATCH_TAG: batch}
     with dg.DagsterInstance.get() as instance:
@@ -243,7 +220,7 @@ def _main(argv=None) -> int:
             console.print(f"marked {len(orphans)} orphaned run(s) of a dead process as failed: "
                           + ", ".join(r[:8] for r in orphans))
         try:
-            catalog = catalogs.load_catalog(settings.tables_dir)
+            catalog = catalogs.load_catalog(default_tables_dir())
         except TableError as exc:
             run_id = _validation_run(instance, tags)
             print(exc.report(), file=sys.stderr)
@@ -251,20 +228,17 @@ def _main(argv=None) -> int:
             return EXIT_TABLE
         table = catalog.board_gen
         order = _register(instance, table)
-        lanes = runs.plan(order, runs.row_costs(table, settings.samples), parallelism(len(table.rows), args.workers))
-        plan_dir = home / "nightly"
-        plan_dir.mkdir(exist_ok=True)
-        plan_path = plan_dir / f"{batch}.json"
-        plan_path.write_text(json.dumps({"tags": tags, "keep_days": args.keep_days, "keep_runs": args.keep_runs,
-                                         "lanes": [[(r.first, r.last) for r in lane] for lane in lanes]}),
-                             encoding="utf-8")
+        lanes = runs.plan(order, runs.row_costs(table, samples), parallelism(len(table.rows), args.workers))
+        (home / "nightly").mkdir(exist_ok=True)
+        plan_path = runs.write_plan(home / "nightly" / f"{batch}.json", tags, lanes, keep_days=args.keep_days,
+                                    keep_runs=args.keep_runs)
         sizes = {r.first: r.rows for lane in lanes for r in lane}
-        console.print(f"tables valid: {len(table.rows)} rows x {settings.samples} boards; {sum(map(len, lanes))} "
+        console.print(f"tables valid: {len(table.rows)} rows x {samples} boards; {sum(map(len, lanes))} "
                       f"run(s) in {len(lanes)} process(es), each recording its own rows, then the table's checks")
         procs = [_spawn(plan_path, str(i)) for i in range(len(lanes))]
         t0 = time.perf_counter()
         batch_runs = Runs(instance, batch, sizes)
-        with RowsProgress(console, len(table.rows), settings.samples, f"{len(lanes)} lane(s)") as bar:
+        with RowsProgress(console, len(table.rows), samples, f"{len(lanes)} lane(s)") as bar:
             while any(p.poll() is None for p in procs):
                 bar.update(batch_runs.rows_done())
                 time.sleep(POLL_SECONDS)
@@ -274,35 +248,17 @@ def _main(argv=None) -> int:
         dead = fail_orphaned_runs(instance, tags={BATCH_TAG: batch})
         if dead:
             console.print(f"[red]{len(dead)} run(s) lost their process[/]: " + ", ".join(r[:8] for r in dead))
-        if arrived(plan_path) < len(lanes):  # a lane died before the table's run: run it now
+        if runs.arrived(plan_path) < len(lanes):  # a lane died before the table's run: run it now
             console.print("[yellow]a lane ended before its runs were done; the table's checks run now[/]")
             _spawn(plan_path, "table").wait()
         t_runs = time.perf_counter() - t0
         outcomes, checks, made = batch_runs.outcomes()
-        gone = pruned(plan_path)
-        for p in plan_dir.glob(f"{batch}.*"):
-            p.unlink(missing_ok=True)
-
-    rows = summary.table_rows(settings.root, catalog, settings.samples, settings.master_seed)
-    summary.print_rows(console, rows, settings.samples)
-    verdict = summary.Verdict()
-    verdict.add_checks("table", checks)
-    verdict.add_runs(outcomes)
-    pools = {"checks": checks, "node_map_draws": made.get("node_map_draws"),
-             "calibration_strata": made.get("calibration_strata")}
-    for line in summary.group_lines(checks, made.get("variant_overlays") or {}, pools):
-        console.print(line)
-    for line in verdict.lines():
-        console.print(line)
-    db = settings.root / datasets.DB_NAME
-    boardgen = _shown(Path(sys.executable).with_name("boardgen"))
-    console.print(f"wall {time.perf_counter() - wall0:.1f} s (runs {t_runs:.1f} s); retention: "
-                  f"{gone} old run(s) forgotten")
-    console.print(f"warehouse:    {_shown(settings.root)}   Dagster home: {_shown(home)}")
-    console.print(f"charts:       {boardgen} chart   (the report chart and the difficulty curves, as PNG)")
-    console.print("the UI:       make ui  ->  http://127.0.0.1:3000, Assets")
-    console.print(f'SQL:          {boardgen} sql "select * from calibration_report"   (DuckDB file {_shown(db)})')
-    return verdict.exit_code
+        gone = runs.noted(plan_path, "pruned")
+        runs.forget(plan_path)
+    timings = (f"wall {time.perf_counter() - wall0:.1f} s (runs {t_runs:.1f} s); retention: {gone} old run(s) "
+               "forgotten")
+    return summary.print_nightly(console, root, catalog, samples, master_seed, checks, outcomes, made, timings, home,
+                                 summary.shown(Path(sys.executable).with_name("boardgen")))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ such a run would make a partition read as never materialized, or a failed
 partition as fine. ``boardgen prune`` calls :func:`main`.
 """
 
-import os
 import sys
 import time
 
@@ -84,12 +83,6 @@ def prune(instance, policy: retention.Policy, now: float | None = None) -> list[
     return gone
 
 
-def policy_from(keep_days: int | None, keep_runs: int | None) -> retention.Policy:
-    if keep_runs is not None:
-        return retention.Policy(keep_runs=keep_runs)
-    return retention.Policy(keep_days=keep_days if keep_days is not None else retention.DEFAULT_KEEP_DAYS)
-
-
 def prune_command(dagster_home: str | None = None, keep_runs: int | None = None, keep_days: int | None = None) -> int:
     """``boardgen prune [--dagster-home DIR] [--keep-runs K] [--keep-days N]``
     (its arguments checked by ``boardgen``'s parser before this runs; the
@@ -100,9 +93,7 @@ def prune_command(dagster_home: str | None = None, keep_runs: int | None = None,
 
     from .home import ensure_dagster_home
 
-    keep_runs = keep_runs if keep_runs is not None else _env_int("BOARDGEN_KEEP_RUNS")
-    keep_days = keep_days if keep_days is not None else _env_int("BOARDGEN_KEEP_DAYS")
-    policy = policy_from(keep_days, keep_runs)
+    policy = retention.policy_from(keep_days, keep_runs)
     try:
         home = ensure_dagster_home(dagster_home)
         with dg.DagsterInstance.get() as instance:
@@ -113,8 +104,3 @@ def prune_command(dagster_home: str | None = None, keep_runs: int | None = None,
     print(f"{home}: deleted {len(gone)} calibration run(s) beyond {policy.describe()}; kept every run that holds "
           "the latest state of an asset, partition or check")
     return 0
-
-
-def _env_int(name: str) -> int | None:
-    text = os.environ.get(name, "")
-    return int(text) if text else None

@@ -418,6 +418,17 @@ NIGHTLY_SETTINGS = {
 }
 
 
+def nightly_settings(args, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """``(samples, master_seed)`` of a nightly: the option, else its variable,
+    else the default (what the runs' resources will read)."""
+    from boardgen_pipeline.board.rng import DEFAULT_SAMPLES
+
+    environ = os.environ if environ is None else environ
+    samples = args.samples if args.samples is not None else int(environ.get("BOARDGEN_SAMPLES") or DEFAULT_SAMPLES)
+    seed = args.master_seed if args.master_seed is not None else int(environ.get("BOARDGEN_MASTER_SEED") or 0)
+    return samples, seed
+
+
 def nightly_environment(args) -> dict[str, str]:
     """The environment variables that carry the nightly's settings to every
     process of its runs (each run's resources read them)."""

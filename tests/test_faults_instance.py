@@ -18,6 +18,7 @@ import pytest
 
 from assets import home
 from boardgen_pipeline.errors import WarehouseError
+from boardgen_pipeline.warehouse import instance as yaml_parts
 from boardgen_pipeline.steps.summary import EXIT_STORAGE
 
 from .faults_support import REPO
@@ -90,14 +91,14 @@ def test_runs_of_a_killed_process_are_failed_and_live_ones_kept(tmp_path):
 def test_an_old_dagster_yaml_gets_run_monitoring_and_keeps_its_settings(tmp_path):
     dh = tmp_path / "dh"
     dh.mkdir()
-    old = home.DAGSTER_YAML.replace(home.RUN_MONITORING, "")
+    old = yaml_parts.DAGSTER_YAML.replace(yaml_parts.RUN_MONITORING, "")
     (dh / "dagster.yaml").write_text(old)
     home.ensure_dagster_home(dh)
     text = (dh / "dagster.yaml").read_text()
     assert text.startswith(old) and "run_monitoring:" in text
     with dg.DagsterInstance.from_config(str(dh)) as instance:
         assert instance.run_monitoring_enabled and instance.run_monitoring_max_resume_run_attempts == 0
-    assert home.migrate_yaml(dh / "dagster.yaml") is False  # once only
+    assert yaml_parts.migrate_yaml(dh / "dagster.yaml") is False  # once only
 
 
 def test_an_old_queue_gets_the_one_second_dequeue_and_a_users_own_is_kept(tmp_path):
@@ -105,18 +106,18 @@ def test_an_old_queue_gets_the_one_second_dequeue_and_a_users_own_is_kept(tmp_pa
     written before keeps its comments, and an interval the user set stays."""
     dh = tmp_path / "dh"
     dh.mkdir()
-    old = "".join(line for line in home.DAGSTER_YAML.splitlines(keepends=True)
+    old = "".join(line for line in yaml_parts.DAGSTER_YAML.splitlines(keepends=True)
                   if "dequeue" not in line)
     (dh / "dagster.yaml").write_text(old)
     home.ensure_dagster_home(dh)
     text = (dh / "dagster.yaml").read_text()
-    assert text == old.replace(home.QUEUE_LINE, home.QUEUE_LINE + home.DEQUEUE_LINE)
+    assert text == old.replace(yaml_parts.QUEUE_LINE, yaml_parts.QUEUE_LINE + yaml_parts.DEQUEUE_LINE)
     with dg.DagsterInstance.from_config(str(dh)) as instance:
         assert instance.run_coordinator.dequeue_interval_seconds == 1
-    assert home.migrate_yaml(dh / "dagster.yaml") is False  # once only
-    own = old.replace(home.QUEUE_LINE, home.QUEUE_LINE + "    dequeue_interval_seconds: 7\n")
+    assert yaml_parts.migrate_yaml(dh / "dagster.yaml") is False  # once only
+    own = old.replace(yaml_parts.QUEUE_LINE, yaml_parts.QUEUE_LINE + "    dequeue_interval_seconds: 7\n")
     (dh / "dagster.yaml").write_text(own)
-    assert home.migrate_yaml(dh / "dagster.yaml") is False and (dh / "dagster.yaml").read_text() == own
+    assert yaml_parts.migrate_yaml(dh / "dagster.yaml") is False and (dh / "dagster.yaml").read_text() == own
 
 
 def test_migration_follows_the_storage_revision_not_a_stamp_file(tmp_path):
@@ -151,3 +152,19 @@ def test_a_truncated_runs_db_ends_in_one_sentence(tmp_path):
                        env={**os.environ, "DAGSTER_HOME": str(dh), "PYTHONPATH": str(REPO)}, timeout=240)
     assert p.returncode == EXIT_STORAGE and "Traceback" not in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and str(runs_db) in p.stderr and "corrupt" in p.stderr
+
+
+def test_a_home_an_older_boardgen_made_keeps_its_events_under_dagsters_own_class(tmp_path):
+    """Issue 28: the pooled event log class is gone; the database it wrote is
+    Dagster's consolidated SQLite log, which the migrated yaml names."""
+    dh = tmp_path / "dh"
+    dh.mkdir()
+    old = yaml_parts.DAGSTER_YAML + yaml_parts.OLD_EVENT_LOG.join(("event_log_storage:\n", ""))
+    (dh / "dagster.yaml").write_text(old)
+    assert yaml_parts.migrate_yaml(dh / "dagster.yaml") is True
+    text = (dh / "dagster.yaml").read_text()
+    assert "assets.storage" not in text and "class: ConsolidatedSqliteEventLogStorage" in text
+    assert f"base_dir: {dh / 'history' / 'events'}" in text
+    home.ensure_dagster_home(dh)
+    with dg.DagsterInstance.from_config(str(dh)) as instance:
+        assert type(instance.event_log_storage).__name__ == "ConsolidatedSqliteEventLogStorage"

@@ -50,3 +50,19 @@ def to_delete(runs: list[RunInfo], now: float, policy: Policy) -> list[str]:
         kept = {r.run_id for r in ordered if r.created >= cutoff}
     gone = [r for r in ordered if r.run_id not in kept and r.finished and not r.holds_latest]
     return [r.run_id for r in sorted(gone, key=lambda r: (r.created, r.run_id))]
+
+
+def policy_from(keep_days: int | None = None, keep_runs: int | None = None, environ=None) -> Policy:
+    """The policy of the options given, else of ``$BOARDGEN_KEEP_RUNS`` and
+    ``$BOARDGEN_KEEP_DAYS`` (checked by ``cli_args`` before any work), else
+    the default."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    if keep_runs is None and environ.get("BOARDGEN_KEEP_RUNS"):
+        keep_runs = int(environ["BOARDGEN_KEEP_RUNS"])
+    if keep_days is None and environ.get("BOARDGEN_KEEP_DAYS"):
+        keep_days = int(environ["BOARDGEN_KEEP_DAYS"])
+    if keep_runs is not None:
+        return Policy(keep_runs=keep_runs)
+    return Policy(keep_days=keep_days if keep_days is not None else DEFAULT_KEEP_DAYS)

@@ -17,8 +17,13 @@ draws (``first_extra``: their cost, in row-cost units).
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
+
+from boardgen_pipeline import files
 
 MAX_ROWS_PER_RUN = 1000  # a run keeps its step's events until it ends (the engine's): bounded here
 ROW_FIXED_CELLS = 64  # a board's cost besides its cells (records, checks), in cells
@@ -91,3 +96,68 @@ def keys_of(order: list[str], r: Range) -> list[str]:
     """The partition keys of a range."""
     a, b = order.index(r.first), order.index(r.last)
     return order[a:b + 1]
+
+
+# --- the plan on disk, and the lanes' barrier ------------------------------------------------------
+# The nightly writes its plan where its lanes read it; each lane counts itself in when its ranges are
+# done, and the one that completes the count runs what follows every row (the table's checks).
+
+
+def write_plan(path: Path, tags: dict, lanes: list[list[Range]], **settings) -> Path:
+    """The plan of a batch of runs: its run tags, each lane's ranges, settings."""
+    plan = {"tags": tags, "lanes": [[(r.first, r.last) for r in lane] for lane in lanes], **settings}
+    return files.atomic_write(path, json.dumps(plan, sort_keys=True))
+
+
+def read_plan(path: Path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _counter(path: Path, name: str) -> Path:
+    return Path(path).with_suffix(f".{name}")
+
+
+def arrive(path: Path) -> bool:
+    """Count a lane in; True for the lane that completes the count."""
+    with files.lock(_counter(path, "lock")):
+        counter = _counter(path, "arrived")
+        n = int(counter.read_text()) + 1 if counter.exists() else 1
+        files.atomic_write(counter, str(n))
+    return n == len(read_plan(path)["lanes"])
+
+
+def arrived(path: Path) -> int:
+    counter = _counter(path, "arrived")
+    return int(counter.read_text()) if counter.exists() else 0
+
+
+def note(path: Path, name: str, value: int) -> None:
+    """A number a lane leaves for the nightly (e.g. the runs retention forgot)."""
+    files.atomic_write(_counter(path, name), str(value))
+
+
+def noted(path: Path, name: str) -> int:
+    counter = _counter(path, name)
+    return int(counter.read_text()) if counter.exists() else 0
+
+
+def forget(path: Path) -> None:
+    """The plan and its counters, once the batch is over."""
+    for p in Path(path).parent.glob(Path(path).stem + ".*"):
+        p.unlink(missing_ok=True)
+
+
+def process_alive(pid: int, since: float) -> bool:
+    """Whether process ``pid`` is running and is the one that was running at
+    ``since`` (a pid reused by a later process does not count)."""
+    import psutil
+
+    if pid == os.getpid():
+        return True
+    try:
+        proc = psutil.Process(pid)
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE and proc.create_time() <= since + 1
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return False
+    except psutil.AccessDenied:
+        return True

@@ -267,3 +267,37 @@ def group_lines(overlays: dict, totals: dict, pools: dict | None) -> list[str]:
     out.append(group_line("strata", checks, (n.stratify.CHECK_COMPLETE,), n.strata_labels,
                           f"{st.get('templates', 0)} templates, pool p50 " + (pool_p50 or "-")))
     return out
+
+
+def shown(path) -> str:
+    """A path relative to the working directory when it is below it."""
+    import os
+    from pathlib import Path
+
+    path = Path(path)
+    return os.path.relpath(path) if path.absolute().is_relative_to(Path.cwd()) else str(path)
+
+
+def print_nightly(console, root, catalog, samples: int, master_seed: int, checks: dict, runs: list[RunOutcome],
+                  made: dict, timings: str, home, boardgen: str) -> int:
+    """The nightly's closing summary (SPEC 8 ``make run``): the per-row table,
+    a line per check group, the failed checks and runs, where to look;
+    returns the exit code. ``checks``: the engine's check results of the
+    batch; ``made``: the metadata of the table's assets it made."""
+    from boardgen_pipeline.warehouse import datasets
+
+    print_rows(console, table_rows(root, catalog, samples, master_seed), samples)
+    verdict = Verdict()
+    verdict.add_checks("table", checks)
+    verdict.add_runs(runs)
+    pools = {"checks": checks, "node_map_draws": made.get("node_map_draws"),
+             "calibration_strata": made.get("calibration_strata")}
+    for line in [*group_lines(checks, made.get("variant_overlays") or {}, pools), *verdict.lines()]:
+        console.print(line)
+    console.print(timings)
+    console.print(f"warehouse:    {shown(root)}   Dagster home: {shown(home)}")
+    console.print(f"charts:       {boardgen} chart   (the report chart and the difficulty curves, as PNG)")
+    console.print("the UI:       make ui  ->  http://127.0.0.1:3000, Assets")
+    console.print(f'SQL:          {boardgen} sql "select * from calibration_report"   '
+                  f"(DuckDB file {shown(root / datasets.DB_NAME)})")
+    return verdict.exit_code
