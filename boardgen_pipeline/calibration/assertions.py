@@ -265,5 +265,10 @@ ASSERTIONS: tuple[Callable[[RowEvidence], CheckOutcome], ...] = (
 def check_outcomes(batch: SeedBatch, records: list[dict], report: RowReport | None = None) -> list[CheckOutcome]:
     """Assertions A, A'', A', B, B' and E of one row, in that order. B applies to
     fog rows and B' to rows without fog; the other one passes as not applicable."""
-    evidence = RowEvidence(batch, records, report or evaluate_row(batch.row, records))
+    return evidence_outcomes(RowEvidence(batch, records, report or evaluate_row(batch.row, records)))
+
+
+def evidence_outcomes(evidence: RowEvidence) -> list[CheckOutcome]:
+    """:func:`check_outcomes` on evidence the caller keeps (its advice then
+    serves the row's report too: ``report.report_record``)."""
     return [check(evidence) for check in ASSERTIONS]

@@ -87,13 +87,15 @@ def draw_board(record: dict, spawn_side: int, title: str = "worst board") -> str
     return "\n".join([head, "", "```", *body, "```", "", LEGEND, "", f"reproduce: `{again}`"])
 
 
-def _pair(record: dict) -> Fraction:
+def _pair(record: dict) -> tuple[int, int]:
     """The value assertion A judges: inferability, or inferability_core where
-    it is lower (fog rows, seed 001 F5), as an exact fraction."""
-    main = Fraction(record["revealed"], max(1, record["safe_count"]))
-    if record.get("revealed_core") is None or not record.get("safe_core"):
+    it is lower (fog rows, seed 001 F5), as an exact fraction ``(numerator,
+    denominator > 0)``, compared by cross-multiplying."""
+    main = record["revealed"], max(1, record["safe_count"])
+    core, safe_core = record.get("revealed_core"), record.get("safe_core")
+    if core is None or not safe_core:
         return main
-    return min(main, Fraction(record["revealed_core"], record["safe_core"]))
+    return (core, safe_core) if core * main[1] < main[0] * safe_core else main
 
 
 def inferability_histogram(records: list[dict], target: float, width: float = 0.025, bar: int = 40) -> str:
@@ -101,16 +103,18 @@ def inferability_histogram(records: list[dict], target: float, width: float = 0.
     ``target``, a marker line at the target, bins below it flagged ``!``."""
     step = Fraction(width).limit_denominator(1000)
     t = Fraction(target).limit_denominator(10**6)
-    values = [_pair(r) for r in records]
-    if not values:
+    if not records:
         return "_no boards_"
-    lo = min(min(values), t)
-    # bins: [t + k*step, t + (k+1)*step) for k from floor((lo - t)/step) up to the bin holding 1
-    k_lo = (lo - t) // step
-    k_hi = max((Fraction(1) - t) // step, k_lo)
-    counts = {k: 0 for k in range(int(k_lo), int(k_hi) + 1)}
-    for v in values:
-        counts[min(int((v - t) // step), int(k_hi))] += 1
+    # bins: [t + k*step, t + (k+1)*step) for k from the lowest value's (or 0) up to the bin holding 1;
+    # a board's bin is floor((a/b - t) / step), in integers (issue 28: a Fraction a board cost more
+    # than the rest of the row's checks)
+    tn, td, sn, sd = t.numerator, t.denominator, step.numerator, step.denominator
+    bins = [((a * td - tn * b) * sd) // (b * td * sn) for a, b in map(_pair, records)]
+    k_lo = min(min(bins), 0)
+    k_hi = max(((td - tn) * sd) // (td * sn), k_lo)
+    counts = {k: 0 for k in range(k_lo, k_hi + 1)}
+    for k in bins:
+        counts[min(k, k_hi)] += 1
     peak = max(counts.values())
     lines = ["inferability      boards"]
     for k in sorted(counts):
@@ -125,7 +129,7 @@ def inferability_histogram(records: list[dict], target: float, width: float = 0.
         flag = " !" if k < 0 and n else ""
         lines.append(f"[{float(a):.3f}, {hi} {hashes:<{bar}} {n}{flag}")
     below = sum(n for k, n in counts.items() if k < 0)
-    summary = f"{len(values)} boards, {below} below target {float(t):.3f} (`!`)"
+    summary = f"{len(bins)} boards, {below} below target {float(t):.3f} (`!`)"
     return "\n".join(["```", *lines, "```", summary])
 
 
