@@ -203,11 +203,22 @@ SCHEMA = pa.schema([pa.field("a", pa.int64()), pa.field("level_index", pa.int64(
 
 
 @pytest.mark.parametrize("records", [[], [{"a": 1, "level_index": 3, "b": ["x"]}], [{"a": None}, {"b": []}],
-                                     [{"level_index": 2}]])
+                                     [{"level_index": 2}], [{"a": 1, "not_in_the_schema": 2}]])
 @pytest.mark.parametrize("drop", [("level_index", "node_depth"), ()])
-def test_records_table_is_from_pylist_with_a_schema(records, drop):
-    same_table(datasets.records_table(records, drop=drop, schema=SCHEMA),
-               records_table_before(records, drop=drop, schema=SCHEMA))
+@pytest.mark.parametrize("schema", [SCHEMA, SCHEMA.with_metadata({"k": "v"}),
+                                    pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("b", pa.float64())])])
+def test_records_table_is_from_pylist_with_a_schema(records, drop, schema):
+    def built(make):
+        try:
+            return make(records, drop=drop, schema=schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # a value the schema cannot hold
+            return type(exc)
+
+    new, before = built(datasets.records_table), built(records_table_before)
+    if isinstance(before, type):
+        assert new is before
+    else:
+        same_table(new, before)
 
 
 def test_encode_keeps_every_record(batches):
@@ -263,7 +274,7 @@ def test_integer_rules_are_the_fraction_rules(seed):
 
 def test_histogram_is_the_fraction_histogram_on_real_batches(batches):
     for batch, records in batches.values():
-        for target in (batch.row.inferability_target, 0.85, 0.95, 1.0):
+        for target in (batch.row.inferability_target, 0.5, 0.85, 0.95, 1.0):  # 0.5: every board bins above it
             assert drawings.inferability_histogram(records, target) == histogram_before(records, target)
     assert drawings.inferability_histogram([], 0.85) == histogram_before([], 0.85) == "_no boards_"
 
@@ -384,6 +395,10 @@ def test_overlay_checks_given_the_chains_r0_are_the_checks_computing_it(batches)
         order = list(range(len(scopes)))[::-1]  # the checks align the boards to the overlays by scope
         kw = dict(width=W, height=H, spawn_side=batch.spawn_side, variation=catalog.variation,
                   weights=catalog.resources, board_scopes=[scopes[i] for i in order])
+        rows = [outcomes.check_row(placed, mines[order], fog[order], width=W, height=H, spawn_side=batch.spawn_side,
+                                   board_scopes=kw["board_scopes"], r0=r) for r in (r0[order], None)]
+        assert np.array_equal(rows[0].r0, rows[1].r0) and np.array_equal(rows[0].flags, rows[1].flags)
+        assert np.array_equal(rows[0].r0, r0_batch(rows[0].mines, rows[0].fog, W, H, batch.spawn_side))  # aligned
         given = outcomes.overlay_outcomes(placed, mines[order], fog[order], r0=r0[order], **kw)
         computed = outcomes.overlay_outcomes(placed, mines[order], fog[order], **kw)
         assert [(o.name, o.passed, o.description, o.metadata, o.pictures) for o in given] == \

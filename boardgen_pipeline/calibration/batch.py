@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import itemgetter
 
 import numpy as np
 
@@ -181,13 +182,18 @@ def difficulty_figures(records: list[dict]) -> dict:
     """The difficulty columns of report C from a row's board records; empty
     when the records carry no difficulty fields (written before issue 17)."""
     recs = [r for r in records if r.get("bbbv") is not None]
-    if not recs:
-        return {}
-    bbbv = [r["bbbv"] for r in recs]
-    per_safe = [b / max(1, r["safe_count"]) for b, r in zip(bbbv, recs)]
-    subset = [r["subset_steps"] for r in recs]
-    rounds = [r["solve_rounds"] for r in recs]
-    figures = percentiles_of([bbbv, per_safe, subset, rounds])
+    return _difficulty(recs, percentiles_of(_difficulty_columns(recs))) if recs else {}
+
+
+def _difficulty_columns(recs: list[dict]) -> list[list]:
+    """The columns whose percentiles the difficulty figures are: 3BV, 3BV per
+    safe cell, subset steps, solve rounds."""
+    get = itemgetter("bbbv", "safe_count", "subset_steps", "solve_rounds")
+    bbbv, safe, subset, rounds = zip(*map(get, recs))
+    return [bbbv, [b / max(1, s) for b, s in zip(bbbv, safe)], subset, rounds]
+
+
+def _difficulty(recs: list[dict], figures: list[list[float]]) -> dict:
     out = {}
     for name, values in zip(("bbbv", "bbbv_per_safe", "subset_steps"), figures):
         out.update({f"{name}_p{q}": v for q, v in zip(PERCENTILES, values)})
@@ -229,11 +235,19 @@ def evaluate_row(row: BoardGenRow, records: list[dict]) -> RowReport:
     target = target_fraction(row.inferability_target)
     n = len(records)
     has_fog = row.fog_region_count >= 1
-    (p10, p50, p90), (_, d50, d90), (_, b50, b90) = percentiles_of(
-        [[r["inferability"] for r in records], [r.get("delta_budget_fog", 0) for r in records],
-         [r.get("fog_burden_ratio", 0.0) for r in records]])
-    exits = Counter(r["exit"] for r in records)
-    attempts = [r["attempts_used"] for r in records]
+    get = itemgetter("inferability", "exit", "attempts_used", "r0_cap_rejected", "scope", "illegal")
+    infer, exits, attempts, caps, scopes, illegal = zip(*map(get, records)) if records else [()] * 6
+    columns = [infer, [r.get("delta_budget_fog", 0) for r in records], [r.get("fog_burden_ratio", 0.0) for r in records]]
+    difficult = [r for r in records if r.get("bbbv") is not None]
+    if len(difficult) == n:  # every board has its difficulty figures: all percentiles in one call
+        columns += _difficulty_columns(difficult) if n else []
+    figures = percentiles_of(columns)
+    (p10, p50, p90), (_, d50, d90), (_, b50, b90) = figures[:3]
+    difficulty = {}
+    if difficult:
+        difficulty = _difficulty(difficult, figures[3:] if len(difficult) == n else
+                                 percentiles_of(_difficulty_columns(difficult)))
+    exit_counts = Counter(exits)
     full = sum(1 for r in records if r.get("fog_regions_placed", 0) >= row.fog_region_count)
     worst = worst_record(records)
     return RowReport(
@@ -243,19 +257,19 @@ def evaluate_row(row: BoardGenRow, records: list[dict]) -> RowReport:
         p10=p10,
         p50=p50,
         p90=p90,
-        exits={e: exits.get(e, 0) for e in ("passed", "best_legal", "least_bad")},
+        exits={e: exit_counts.get(e, 0) for e in ("passed", "best_legal", "least_bad")},
         retry_rate=sum(1 for a in attempts if a >= 2) / max(1, n),
         mean_attempts=float(np.mean(attempts)) if records else 0.0,
-        cap_rejections=sum(r["r0_cap_rejected"] for r in records),
+        cap_rejections=sum(caps),
         below_target_scopes=below_target_scopes(records, target),
-        illegal_scopes=[r["scope"] for r in records if r["illegal"]],
+        illegal_scopes=[s for s, bad in zip(scopes, illegal) if bad],
         has_fog=has_fog,
         fog_full_share=full / max(1, n) if has_fog else 1.0,
         fog_boards_on_fogless_row=0 if has_fog else sum(1 for r in records if r.get("fog_cells", 0) > 0),
         fog_budget={"delta_p50": d50, "delta_p90": d90, "burden_p50": b50, "burden_p90": b90},
         shortfall=dict(Counter(r.get("fog_shortfall", 0) for r in records)),
         worst_scope=worst["scope"] if worst else None,
-        difficulty=difficulty_figures(records),
+        difficulty=difficulty,
     )
 
 

@@ -81,10 +81,14 @@ def draw_board(record: dict, spawn_side: int, title: str = "worst board") -> str
     gap = "   "
     body = [f"{'regions'.ljust(len(regions[0]))}{gap}numbers"]
     body += [f"{r}{gap}{n}" for r, n in zip(regions, numbers)]
+    return "\n".join([head, "", "```", *body, "```", "", LEGEND, "", f"reproduce: `{reproduce_command(record)}`"])
+
+
+def reproduce_command(record: dict) -> str:
+    """The command that rebuilds a record's board (``boardgen generate``)."""
     seed = record.get("master_seed", 0)
-    again = (f"boardgen generate --level {record.get('level_index', 'L')} --depth {record.get('node_depth', 'D')} "
-             f"--seed {record['scope']}" + (f" --master-seed {seed}" if seed else ""))
-    return "\n".join([head, "", "```", *body, "```", "", LEGEND, "", f"reproduce: `{again}`"])
+    return (f"boardgen generate --level {record.get('level_index', 'L')} --depth {record.get('node_depth', 'D')} "
+            f"--seed {record['scope']}" + (f" --master-seed {seed}" if seed else ""))
 
 
 def _pair(record: dict) -> tuple[int, int]:

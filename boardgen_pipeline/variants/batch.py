@@ -308,8 +308,9 @@ def _no_nulls(name: str, arr) -> None:
 
 
 def _codes(index) -> np.ndarray:
-    """``int32`` codes of a ``pc.index_in`` result, -1 where it is null (the
-    fill costs a compute call: only made when there is a null)."""
+    """``int32`` codes of an index array (``pc.index_in``, a dictionary's
+    indices), -1 where it is null (the fill costs a compute call: only made
+    when there is a null)."""
     if index.null_count:
         index = pc.fill_null(index, -1)
     return np.asarray(index.to_numpy(zero_copy_only=False), np.int32)
@@ -341,19 +342,18 @@ def _from_arrow(table, level_index: int, node_depth: int) -> OverlayBatch:
         return np.asarray(arr.to_numpy(zero_copy_only=False), np.bool_)
 
     def labels(name: str) -> Labels:
-        arr = _column(table, name)
-        vocab = pc.unique(arr.drop_null() if arr.null_count else arr)
-        codes = _codes(pc.index_in(arr, value_set=vocab))
-        return Labels(codes, tuple(vocab.to_pylist()))
+        # the values in order of first appearance, and each one's code (a null: -1)
+        encoded = _column(table, name).dictionary_encode()
+        return Labels(_codes(encoded.indices), tuple(encoded.dictionary.to_pylist()))
 
     def lists(name: str, arr=None):
         """``(offsets, values)`` of a list column; a null list is empty."""
         arr = _column(table, name) if arr is None else arr
-        lengths = pc.list_value_length(arr)
-        if lengths.null_count:
-            lengths = pc.fill_null(lengths, 0)
-        values = pc.list_flatten(arr)
-        return _ends_to_offsets(np.asarray(lengths.to_numpy(zero_copy_only=False), np.int64)), values
+        if arr.null_count:
+            lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
+        else:  # read off the offsets (a slice's start where it starts), not computed
+            lengths = np.diff(arr.offsets.to_numpy(zero_copy_only=False))
+        return _ends_to_offsets(np.asarray(lengths, np.int64)), arr.flatten()
 
     def cell_values(name: str, values) -> np.ndarray:
         _no_nulls(name, values)

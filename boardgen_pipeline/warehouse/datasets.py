@@ -367,17 +367,18 @@ def records_table(records: list[dict], drop=("level_index", "node_depth"), schem
     record without a column holds null there; each column's type inferred
     as ``pa.array`` infers it), built a column at a time: the records are
     read by C-level getters in one pass instead of being copied without
-    their hive keys first (issue 28)."""
-    if schema is not None:
-        names = schema.names
-    else:
-        names = [k for k in records[0] if k not in drop] if records else []
-    columns = _columns(records, [n for n in names if n not in drop])
+    their hive keys first (issue 28); with a schema, as one struct array of
+    its fields."""
     if schema is None:
-        return pa.Table.from_arrays([pa.array(c) for c in columns], names=names)
+        names = [k for k in records[0] if k not in drop] if records else []
+        return pa.Table.from_arrays([pa.array(c) for c in _columns(records, names)], names=names)
+    if all(f.nullable and f.name not in drop for f in schema):
+        # the records as one struct array of the schema's fields: one conversion call, not one a column
+        table = pa.Table.from_struct_array(pa.array(records, type=pa.struct(list(schema))))
+        return table.replace_schema_metadata(schema.metadata) if schema.metadata else table
+    columns = iter(_columns(records, [n for n in schema.names if n not in drop]))
     empty = [None] * len(records)
-    kept = iter(columns)
-    return pa.Table.from_arrays([pa.array(empty if f.name in drop else next(kept), type=f.type) for f in schema],
+    return pa.Table.from_arrays([pa.array(empty if f.name in drop else next(columns), type=f.type) for f in schema],
                                 schema=schema)
 
 
