@@ -322,6 +322,15 @@ def test_encode_chooses_its_settings_by_column_type(batches):
     assert {one.row_group(0).column(i).compression for i in range(one.num_columns)} == {"UNCOMPRESSED"}
 
 
+def test_encode_gives_the_same_bytes_for_the_same_records_however_the_table_was_cut(batches):
+    _, records = batches[(2, 0)]
+    table = datasets.records_table(records)
+    assert datasets.encode(table.slice(5, 30)) == datasets.encode(datasets.records_table(records[5:35]))
+    halves = pa.concat_tables([table.slice(0, 20), table.slice(20)])
+    assert halves.column("layout").num_chunks == 2
+    assert datasets.encode(halves) == datasets.encode(table)
+
+
 def test_duckdb_reads_every_encoded_dataset_as_written(tmp_path, batches):
     """The warehouse is read through DuckDB: its reader of the settings
     chosen (delta-packed integers, plain zstd pages, nested lists) gives the

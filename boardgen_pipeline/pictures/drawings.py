@@ -91,15 +91,21 @@ def reproduce_command(record: dict) -> str:
             f"--seed {record['scope']}" + (f" --master-seed {seed}" if seed else ""))
 
 
-def _pair(record: dict) -> tuple[int, int]:
-    """The value assertion A judges: inferability, or inferability_core where
-    it is lower (fog rows, seed 001 F5), as an exact fraction ``(numerator,
-    denominator > 0)``, compared by cross-multiplying."""
-    main = record["revealed"], max(1, record["safe_count"])
-    core, safe_core = record.get("revealed_core"), record.get("safe_core")
-    if core is None or not safe_core:
-        return main
-    return (core, safe_core) if core * main[1] < main[0] * safe_core else main
+def _bins(records: list[dict], t: Fraction, step: Fraction) -> list[int]:
+    """Each board's bin ``k``, ``t + k*step <= v < t + (k+1)*step``, of the
+    value assertion A judges: inferability, or inferability_core where it is
+    lower (fog rows, seed 001 F5), ``v = a / b`` exactly: ``floor((a/b - t)
+    / step)`` in integers (issue 28: a Fraction a board cost more than the
+    rest of the row's checks)."""
+    tn, td, sn, sd = t.numerator, t.denominator, step.numerator, step.denominator
+    out = []
+    for r in records:
+        a, b = r["revealed"], max(1, r["safe_count"])
+        core, safe_core = r.get("revealed_core"), r.get("safe_core")
+        if core is not None and safe_core and core * b < a * safe_core:
+            a, b = core, safe_core
+        out.append(((a * td - tn * b) * sd) // (b * td * sn))
+    return out
 
 
 def inferability_histogram(records: list[dict], target: float, width: float = 0.025, bar: int = 40) -> str:
@@ -109,31 +115,31 @@ def inferability_histogram(records: list[dict], target: float, width: float = 0.
     t = Fraction(target).limit_denominator(10**6)
     if not records:
         return "_no boards_"
-    # bins: [t + k*step, t + (k+1)*step) for k from the lowest value's (or 0) up to the bin holding 1;
-    # a board's bin is floor((a/b - t) / step), in integers (issue 28: a Fraction a board cost more
-    # than the rest of the row's checks)
+    # bins from the lowest board's (or the target's) up to the bin holding 1
+    bins = _bins(records, t, step)
     tn, td, sn, sd = t.numerator, t.denominator, step.numerator, step.denominator
-    bins = [((a * td - tn * b) * sd) // (b * td * sn) for a, b in map(_pair, records)]
     k_lo = min(min(bins), 0)
     k_hi = max(((td - tn) * sd) // (td * sn), k_lo)
     counts = {k: 0 for k in range(k_lo, k_hi + 1)}
     for k in bins:
         counts[min(k, k_hi)] += 1
     peak = max(counts.values())
+    target_text = f"{tn / td:.3f}"
     lines = ["inferability      boards"]
     for k in sorted(counts):
-        a, b = t + k * step, t + (k + 1) * step
+        # the edges t + k*step and t + (k+1)*step, as the quotient of two integers (the float of the fraction)
+        a, b = (tn * sd + k * sn * td) / (td * sd), (tn * sd + (k + 1) * sn * td) / (td * sd)
         if k == 0:
-            lines.append(f"{'-' * 14} target {float(t):.3f} {'-' * 14}")
+            lines.append(f"{'-' * 14} target {target_text} {'-' * 14}")
         n = counts[k]
         hashes = "#" * (round(bar * n / peak) if n else 0)
         if n and not hashes:
             hashes = "#"
-        hi = "1.000]" if k == k_hi else f"{float(b):.3f})"
+        hi = "1.000]" if k == k_hi else f"{b:.3f})"
         flag = " !" if k < 0 and n else ""
-        lines.append(f"[{float(a):.3f}, {hi} {hashes:<{bar}} {n}{flag}")
+        lines.append(f"[{a:.3f}, {hi} {hashes:<{bar}} {n}{flag}")
     below = sum(n for k, n in counts.items() if k < 0)
-    summary = f"{len(bins)} boards, {below} below target {float(t):.3f} (`!`)"
+    summary = f"{len(bins)} boards, {below} below target {target_text} (`!`)"
     return "\n".join(["```", *lines, "```", summary])
 
 
