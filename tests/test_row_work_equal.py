@@ -304,8 +304,9 @@ def test_percentiles_of_several_columns_are_those_of_each_column():
 
 
 def test_encode_chooses_its_settings_by_column_type(batches):
-    """Integers delta-packed and uncompressed, booleans uncompressed, the rest
-    under zstd; no dictionary, no statistics; one record: all plain."""
+    """Integers delta-packed and uncompressed (under zstd in a list), booleans
+    uncompressed, the rest under zstd; no dictionary, no statistics; one
+    record: all plain."""
     _, records = batches[(2, 0)]
     table = datasets.records_table(records)
     meta = pq.ParquetFile(pa.BufferReader(datasets.encode(table))).metadata
@@ -320,6 +321,13 @@ def test_encode_chooses_its_settings_by_column_type(batches):
             assert col.compression == ("UNCOMPRESSED" if pa.types.is_boolean(kind) else "ZSTD"), col.path_in_schema
     one = pq.ParquetFile(pa.BufferReader(datasets.encode(datasets.records_table(records[:1])))).metadata
     assert {one.row_group(0).column(i).compression for i in range(one.num_columns)} == {"UNCOMPRESSED"}
+    lists = pa.table({"n": list(range(20)), "cells": [[1, 2, 9], [4]] * 10, "packs": [[[1, 2], [9]], []] * 10,
+                      "pool": [["a", "b"]] * 20})
+    meta = pq.ParquetFile(pa.BufferReader(datasets.encode(lists))).metadata.row_group(0)
+    got = {meta.column(i).path_in_schema: (meta.column(i).compression, "DELTA_BINARY_PACKED" in meta.column(i).encodings)
+           for i in range(meta.num_columns)}
+    assert got == {"n": ("UNCOMPRESSED", True), "cells.list.element": ("ZSTD", True),
+                   "packs.list.element.list.element": ("ZSTD", True), "pool.list.element": ("ZSTD", False)}
 
 
 def test_encode_gives_the_same_bytes_for_the_same_records_however_the_table_was_cut(batches):
