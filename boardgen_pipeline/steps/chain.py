@@ -28,9 +28,10 @@ task), e.g. when only the variation table changed.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from dataclasses import dataclass, field
 from time import perf_counter
+
+import numpy as np
 
 from boardgen_pipeline.board.r0 import layouts_to_arrays, r0_batch
 from boardgen_pipeline.calibration.assertions import CHECK_A1, RowEvidence, evidence_outcomes
@@ -230,7 +231,8 @@ def _overlays(task: RowTask, records: list[dict], out: RowResult) -> None:
                                      height=height, spawn_side=batch.spawn_side, level_index=level, node_depth=depth,
                                      board_type=row.board_type, is_boss=batch.boss, table=variation, r0=r0)
     fp = overlay_fingerprint(batch.batch_fingerprint, variation, batch.boss, row.board_type)
-    table = placed.to_arrow([r.get("batch_fingerprint") for r in records], fp)
+    batch_fps = [r.get("batch_fingerprint") for r in records]
+    table = placed.to_arrow(batch_fps[0] if len(set(batch_fps)) == 1 else batch_fps, fp)  # one a row, as a rule
     written = overlay_batch.OverlayBatch.from_arrow(table, level_index=level, node_depth=depth)
     out.outcomes[OVERLAYS] = overlay_checks.overlay_outcomes(written, mines, fog, width=width, height=height,
                                                              spawn_side=batch.spawn_side, variation=variation,
@@ -241,7 +243,8 @@ def _overlays(task: RowTask, records: list[dict], out: RowResult) -> None:
 
 def overlay_figures(batch: SeedBatch, overlays: overlay_batch.OverlayBatch, fingerprint: str) -> dict:
     """The figures a row's overlays materialization records."""
-    types = Counter(overlays.type_ids[c] if c >= 0 else "(none)" for c in overlays.variant_type.tolist())
+    codes, counts = np.unique(overlays.variant_type, return_counts=True)
+    types = {overlays.type_ids[c] if c >= 0 else "(none)": n for c, n in zip(codes.tolist(), counts.tolist())}
     return {
         "row": batch.row.key_text,
         "boards": len(overlays),
