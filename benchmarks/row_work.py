@@ -12,7 +12,9 @@ For the default tables (and, with ``--rows 600``, a table of 600 rows built as
    dataset encoded as Parquet bytes), and of each of its stages, read from
    the chain's own stage clock (``RowResult.seconds``), switched to CPU time
    for the run: ``generate``, ``checks``, ``encode``, ``overlays``, ``report``;
-3. the bytes a row keeps per dataset (the encoded files the publisher writes).
+3. the bytes a row keeps per dataset (the encoded files the publisher writes);
+4. once, what a process's first rows cost more than the next ones (pyarrow
+   imports pandas on its first array: ~0.27 s a worker).
 
 The rounds of the generation and of the chain alternate (``--repeat`` of
 each); the generation is its best round, the chain its best round with that
@@ -94,7 +96,11 @@ def main(argv=None) -> None:
         c = cat.load_catalog(path)
         keys = c.board_gen.keys()
         tasks = list(publish_rows.row_tasks(None, c, keys, args.samples, 0))
-        chain_round(tasks[:2])  # first use: pyarrow's and the pictures' one-time set-up, outside the rounds
+        n = len(tasks)
+        print(f"\n{name}: {n} rows x {args.samples} boards")
+        if name == "default":  # first use in this process, outside the rounds: pyarrow imports pandas then
+            cold = chain_round(tasks[:2])[0]
+            print(f"  first 2 rows of a fresh process: {cold - chain_round(tasks[:2])[0]:.3f} s more than warm")
         gens, rounds = [], []
         for _ in range(args.repeat):  # alternated, so that a busy spell of the machine hits both alike
             gens.append(generation(tasks))
@@ -102,8 +108,6 @@ def main(argv=None) -> None:
         gen = min(gens)
         total, stages, kept = min(rounds, key=lambda r: r[0])
         stages = {s: stages.get(s, 0.0) for s in STAGES}
-        n = len(tasks)
-        print(f"\n{name}: {n} rows x {args.samples} boards")
         print(f"  generation alone  {gen:7.3f} s  {gen / n * 1e3:6.2f} ms a row   1.00x")
         print(f"  run_row           {total:7.3f} s  {total / n * 1e3:6.2f} ms a row  {total / gen:5.2f}x")
         for s in STAGES:
