@@ -247,13 +247,21 @@ def test_a_names_the_worst_board_and_draws_it_on_a_row_someone_will_look_at(batc
         charts.board_png(worst["layout"], 3, title=f"worst board, scope {worst['scope']}"), "worst board")
 
 
-def test_a_draws_no_png_on_a_row_nobody_looks_at(batches):
+def test_a_names_but_does_not_draw_the_worst_board_of_a_row_nobody_looks_at(batches):
+    """A row passing with margin keeps its histogram and reading; its worst
+    board is named with the command that rebuilds it, not drawn (issue 28)."""
     batch, records = batches[(1, 0)]
     ev = _evidence(batch, records)
     assert ev.advice.status == "ok"
     a = assertions.assertion_a(ev)
-    assert a.passed and set(a.pictures) == {"inferability_histogram", "advice", "worst_board"}
-    assert a.pictures["worst_board"].startswith(f"**worst board**: scope `{_worst(records)['scope']}`")
+    worst = _worst(records)
+    assert a.passed and set(a.pictures) == {"inferability_histogram", "advice"}
+    assert a.metadata["worst_scope"] == worst["scope"]
+    assert a.metadata["worst_inferability"] == [worst["revealed"], worst["safe_count"]]
+    assert a.metadata["worst_board_command"] == (f"boardgen generate --level {batch.key[0]} --depth {batch.key[1]} "
+                                                 f"--seed {worst['scope']}")
+    thin = assertions.assertion_a(_evidence(*batches[(1, 1)]))  # a row someone looks at: drawn, no command
+    assert "worst_board" in thin.pictures and "worst_board_command" not in thin.metadata
 
 
 def test_a_draws_the_worst_board_with_the_tables_spawn_side(batches):

@@ -152,6 +152,8 @@ def test_each_rows_verdicts_are_stored_with_their_numbers(small):
         exits = [a["figures"][f"exit_{e}"] for e in ("passed", "best_legal", "least_bad")]
         assert exits == list(want["exits"].values())
         assert a["pictures"] == {}  # a passing row keeps its numbers, not its pictures
+        if a["figures"]["advice_status"] == "ok":  # passes with margin: the worst board named, not drawn (issue 28)
+            assert a["figures"]["worst_board_command"].endswith(f"--seed {a['figures']['worst_scope']}")
         assert checks[assertions.CHECK_A2]["passed"] and checks[assertions.CHECK_A2]["figures"]["target"] == 0.85
         a1 = checks[assertions.CHECK_A1]
         assert a1["passed"] and a1["figures"]["illegal"] == 0 and a1["figures"]["published"] is True

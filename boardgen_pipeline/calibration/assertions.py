@@ -72,8 +72,9 @@ class RowEvidence:
     def looked_at(self) -> bool:
         """Whether a person will look at this row's pictures: it fails, or passes
         with a thin margin (the advisor's reading). Rendering a PNG costs more
-        than generating the row's boards (issue 12), so only those rows get
-        them; every row keeps its text pictures."""
+        than generating the row's boards (issue 12), and drawing the worst
+        board (R∞ by the readable solver) a tenth of it (issue 28), so only
+        those rows get them; every row keeps its histogram and its reading."""
         return self.advice.status != "ok"
 
     @cached_property
@@ -133,15 +134,17 @@ def assertion_a(ev: RowEvidence) -> CheckOutcome:
             **ev.advice_metadata,
         },
     )
-    board_png = None
-    if worst is not None and ev.looked_at:
-        board_png = charts.png_markdown(charts.board_png(worst["layout"], ev.batch.spawn_side,
-                                                         title=f"worst board, scope {worst['scope']}"), "worst board")
     outcome.pictures = dict(ev.reading)
-    if worst is not None:
-        outcome.pictures["worst_board"] = drawings.draw_board(worst, ev.batch.spawn_side)
-        if board_png:
-            outcome.pictures["worst_board_picture"] = board_png
+    if worst is None:
+        return outcome
+    if not ev.looked_at:
+        # a row that passes with margin names its worst board instead of drawing it (issue 28)
+        outcome.metadata["worst_board_command"] = drawings.reproduce_command(worst)
+        return outcome
+    board_png = charts.png_markdown(charts.board_png(worst["layout"], ev.batch.spawn_side,
+                                                     title=f"worst board, scope {worst['scope']}"), "worst board")
+    outcome.pictures["worst_board"] = drawings.draw_board(worst, ev.batch.spawn_side)
+    outcome.pictures["worst_board_picture"] = board_png
     return outcome
 
 
@@ -265,5 +268,10 @@ ASSERTIONS: tuple[Callable[[RowEvidence], CheckOutcome], ...] = (
 def check_outcomes(batch: SeedBatch, records: list[dict], report: RowReport | None = None) -> list[CheckOutcome]:
     """Assertions A, A'', A', B, B' and E of one row, in that order. B applies to
     fog rows and B' to rows without fog; the other one passes as not applicable."""
-    evidence = RowEvidence(batch, records, report or evaluate_row(batch.row, records))
+    return evidence_outcomes(RowEvidence(batch, records, report or evaluate_row(batch.row, records)))
+
+
+def evidence_outcomes(evidence: RowEvidence) -> list[CheckOutcome]:
+    """:func:`check_outcomes` on evidence the caller keeps (its advice then
+    serves the row's report too: ``report.report_record``)."""
     return [check(evidence) for check in ASSERTIONS]

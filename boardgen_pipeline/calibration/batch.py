@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import itemgetter
 
 import numpy as np
 
@@ -159,6 +160,16 @@ def percentiles(values, qs=PERCENTILES) -> list[float]:
     return [float(v) for v in np.percentile(np.asarray(values, dtype=float), qs)]
 
 
+def percentiles_of(columns: list, qs=PERCENTILES) -> list[list[float]]:
+    """``percentiles(column, qs)`` of each of several columns of one length,
+    in one numpy call (a call costs more than its 256 values): each
+    percentile is an order statistic, or two interpolated, of its own
+    column, so the figures are those of one call a column."""
+    if not columns or len(columns[0]) == 0:
+        return [percentiles(c, qs) for c in columns]
+    return np.percentile(np.asarray(columns, dtype=float), qs, axis=1).T.tolist()
+
+
 # Report C's difficulty columns (issue 17), in the order they are written.
 DIFFICULTY_FIGURES = tuple(f"{name}_p{q}" for name in ("bbbv", "bbbv_per_safe", "subset_steps") for q in PERCENTILES) \
     + ("solve_rounds_p50", "solvable_full_logic_share")
@@ -168,50 +179,94 @@ def difficulty_figures(records: list[dict]) -> dict:
     """The difficulty columns of report C from a row's board records; empty
     when the records carry no difficulty fields (written before issue 17)."""
     recs = [r for r in records if r.get("bbbv") is not None]
-    if not recs:
-        return {}
+    return _difficulty(recs, percentiles_of(_difficulty_columns(recs))) if recs else {}
+
+
+def _difficulty_columns(recs: list[dict]) -> list[list]:
+    """The columns whose percentiles the difficulty figures are: 3BV, 3BV per
+    safe cell, subset steps, solve rounds."""
+    get = itemgetter("bbbv", "safe_count", "subset_steps", "solve_rounds")
+    bbbv, safe, subset, rounds = zip(*map(get, recs))
+    return [bbbv, [b / max(1, s) for b, s in zip(bbbv, safe)], subset, rounds]
+
+
+def _difficulty(recs: list[dict], figures: list[list[float]]) -> dict:
     out = {}
-    for name, values in (("bbbv", [r["bbbv"] for r in recs]),
-                         ("bbbv_per_safe", [r["bbbv"] / max(1, r["safe_count"]) for r in recs]),
-                         ("subset_steps", [r["subset_steps"] for r in recs])):
-        out.update({f"{name}_p{q}": v for q, v in zip(PERCENTILES, percentiles(values))})
-    out["solve_rounds_p50"] = percentiles([r["solve_rounds"] for r in recs], (50,))[0]
+    for name, values in zip(("bbbv", "bbbv_per_safe", "subset_steps"), figures):
+        out.update({f"{name}_p{q}": v for q, v in zip(PERCENTILES, values)})
+    out["solve_rounds_p50"] = figures[3][PERCENTILES.index(50)]
     out["solvable_full_logic_share"] = sum(1 for r in recs if r["solvable_full_logic"]) / len(recs)
     return out
 
 
+def below_target_scopes(records: list[dict], target: Fraction) -> list[int]:
+    """The scopes of the records :func:`below_target` flags, in order, with
+    integers: ``r / s < n / d`` is ``r * d < n * s`` (positive
+    denominators), the same test on the same integers without a Fraction a
+    board (issue 28; a test holds the two equal)."""
+    n, d = target.numerator, target.denominator
+    out = []
+    for r in records:
+        if r["revealed"] * d < n * max(1, r["safe_count"]):
+            out.append(r["scope"])
+            continue
+        core = r.get("revealed_core")
+        if core is not None and core * d < n * max(1, r.get("safe_core")):
+            out.append(r["scope"])
+    return out
+
+
+def worst_record(records: list[dict]) -> dict | None:
+    """The record of the lowest inferability ``revealed / max(1, safe_count)``,
+    ties to the lowest scope, then to the first (``min`` over
+    ``(Fraction, scope)``, compared by cross-multiplying)."""
+    worst, wa, wb, ws = None, 0, 1, 0
+    for r in records:
+        a, b, s = r["revealed"], max(1, r["safe_count"]), r["scope"]
+        if worst is None or a * wb < wa * b or (a * wb == wa * b and s < ws):
+            worst, wa, wb, ws = r, a, b, s
+    return worst
+
+
 def evaluate_row(row: BoardGenRow, records: list[dict]) -> RowReport:
     target = target_fraction(row.inferability_target)
-    infer = [r["inferability"] for r in records]
-    p10, p50, p90 = percentiles(infer)
-    exits = Counter(r["exit"] for r in records)
+    n = len(records)
     has_fog = row.fog_region_count >= 1
-    deltas = [r.get("delta_budget_fog", 0) for r in records]
-    burdens = [r.get("fog_burden_ratio", 0.0) for r in records]
-    d50, d90 = percentiles(deltas, (50, 90))
-    b50, b90 = percentiles(burdens, (50, 90))
+    get = itemgetter("inferability", "exit", "attempts_used", "r0_cap_rejected", "scope", "illegal")
+    infer, exits, attempts, caps, scopes, illegal = zip(*map(get, records)) if records else [()] * 6
+    columns = [infer, [r.get("delta_budget_fog", 0) for r in records], [r.get("fog_burden_ratio", 0.0) for r in records]]
+    difficult = [r for r in records if r.get("bbbv") is not None]
+    if len(difficult) == n:  # every board has its difficulty figures: all percentiles in one call
+        columns += _difficulty_columns(difficult) if n else []
+    figures = percentiles_of(columns)
+    (p10, p50, p90), (_, d50, d90), (_, b50, b90) = figures[:3]
+    difficulty = {}
+    if difficult:
+        difficulty = _difficulty(difficult, figures[3:] if len(difficult) == n else
+                                 percentiles_of(_difficulty_columns(difficult)))
+    exit_counts = Counter(exits)
     full = sum(1 for r in records if r.get("fog_regions_placed", 0) >= row.fog_region_count)
-    worst = min(records, key=lambda r: (Fraction(r["revealed"], max(1, r["safe_count"])), r["scope"]), default=None)
+    worst = worst_record(records)
     return RowReport(
         key=row.key,
-        samples=len(records),
+        samples=n,
         target=row.inferability_target,
         p10=p10,
         p50=p50,
         p90=p90,
-        exits={e: exits.get(e, 0) for e in ("passed", "best_legal", "least_bad")},
-        retry_rate=sum(1 for r in records if r["attempts_used"] >= 2) / max(1, len(records)),
-        mean_attempts=float(np.mean([r["attempts_used"] for r in records])) if records else 0.0,
-        cap_rejections=sum(r["r0_cap_rejected"] for r in records),
-        below_target_scopes=[r["scope"] for r in records if below_target(r, target)],
-        illegal_scopes=[r["scope"] for r in records if r["illegal"]],
+        exits={e: exit_counts.get(e, 0) for e in ("passed", "best_legal", "least_bad")},
+        retry_rate=sum(1 for a in attempts if a >= 2) / max(1, n),
+        mean_attempts=float(np.mean(attempts)) if records else 0.0,
+        cap_rejections=sum(caps),
+        below_target_scopes=below_target_scopes(records, target),
+        illegal_scopes=[s for s, bad in zip(scopes, illegal) if bad],
         has_fog=has_fog,
-        fog_full_share=full / max(1, len(records)) if has_fog else 1.0,
+        fog_full_share=full / max(1, n) if has_fog else 1.0,
         fog_boards_on_fogless_row=0 if has_fog else sum(1 for r in records if r.get("fog_cells", 0) > 0),
         fog_budget={"delta_p50": d50, "delta_p90": d90, "burden_p50": b50, "burden_p90": b90},
         shortfall=dict(Counter(r.get("fog_shortfall", 0) for r in records)),
         worst_scope=worst["scope"] if worst else None,
-        difficulty=difficulty_figures(records),
+        difficulty=difficulty,
     )
 
 

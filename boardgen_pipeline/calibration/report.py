@@ -28,13 +28,17 @@ NULLABLE_TYPES = {"advice_density": "double", "advice_r0_max_cap": "int64", "adv
                   "worst_scope": "int64", "assertion_b": "bool", "assertion_b1": "bool"}
 
 
-def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | None = None) -> dict:
+def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | None = None,
+                  advice: advisor.Advice | None = None) -> dict:
     """Report C and diagnostics D of one row, with the fingerprints it came from
-    (and the advisor's figures when the records are given)."""
+    (and the advisor's figures when the records are given). ``advice``: the
+    row's reading (``row_advice`` of these records) when the caller has it
+    already, e.g. from the row's checks: a failing row's searches generate
+    thousands of probe boards, once."""
     extra = {}
     if records is not None:
-        extra = {k: v for k, v in row_advice(batch, records, report).as_dict().items()
-                 if k not in ("level_index", "node_depth")}
+        advice = advice or row_advice(batch, records, report)
+        extra = {k: v for k, v in advice.as_dict().items() if k not in ("level_index", "node_depth")}
     row = batch.row
     return {
         **report.as_dict(),
@@ -58,5 +62,25 @@ def report_schema(record: dict):
         if name in ("level_index", "node_depth"):
             continue  # hive keys: in the path
         declared = NULLABLE_TYPES.get(name)
-        fields.append(pa.field(name, pa.type_for_alias(declared) if declared else pa.array([value]).type))
+        fields.append(pa.field(name, pa.type_for_alias(declared) if declared else _value_type(value)))
     return pa.schema(fields)
+
+
+def _value_type(value):
+    """The type ``pa.array([value])`` infers, read off a plain Python value
+    (bool, int in int64's range, float, str, None) without building an array
+    a column; any other value goes through ``pa.array``."""
+    import pyarrow as pa
+
+    kind = type(value)
+    if kind is bool:
+        return pa.bool_()
+    if kind is int and -(2**63) <= value < 2**63:
+        return pa.int64()
+    if kind is float:
+        return pa.float64()
+    if kind is str:
+        return pa.string()
+    if value is None:
+        return pa.null()
+    return pa.array([value]).type

@@ -95,7 +95,8 @@ def generate_batch(batch: SeedBatch) -> list[dict]:
     """The batch's boards, one metrics record each, in scope order."""
     table = BoardGenTable(batch.table_path, batch.header, {batch.key: batch.row})
     records = run_row(table, batch.key, batch.samples, batch.master_seed)
+    row_fp, batch_fp = batch.row_fingerprint, batch.batch_fingerprint  # a digest each: computed once, not a board
     for r in records:
-        r["row_fingerprint"] = batch.row_fingerprint
-        r["batch_fingerprint"] = batch.batch_fingerprint
+        r["row_fingerprint"] = row_fp
+        r["batch_fingerprint"] = batch_fp
     return records

@@ -81,19 +81,31 @@ def draw_board(record: dict, spawn_side: int, title: str = "worst board") -> str
     gap = "   "
     body = [f"{'regions'.ljust(len(regions[0]))}{gap}numbers"]
     body += [f"{r}{gap}{n}" for r, n in zip(regions, numbers)]
+    return "\n".join([head, "", "```", *body, "```", "", LEGEND, "", f"reproduce: `{reproduce_command(record)}`"])
+
+
+def reproduce_command(record: dict) -> str:
+    """The command that rebuilds a record's board (``boardgen generate``)."""
     seed = record.get("master_seed", 0)
-    again = (f"boardgen generate --level {record.get('level_index', 'L')} --depth {record.get('node_depth', 'D')} "
-             f"--seed {record['scope']}" + (f" --master-seed {seed}" if seed else ""))
-    return "\n".join([head, "", "```", *body, "```", "", LEGEND, "", f"reproduce: `{again}`"])
+    return (f"boardgen generate --level {record.get('level_index', 'L')} --depth {record.get('node_depth', 'D')} "
+            f"--seed {record['scope']}" + (f" --master-seed {seed}" if seed else ""))
 
 
-def _pair(record: dict) -> Fraction:
-    """The value assertion A judges: inferability, or inferability_core where
-    it is lower (fog rows, seed 001 F5), as an exact fraction."""
-    main = Fraction(record["revealed"], max(1, record["safe_count"]))
-    if record.get("revealed_core") is None or not record.get("safe_core"):
-        return main
-    return min(main, Fraction(record["revealed_core"], record["safe_core"]))
+def _bins(records: list[dict], t: Fraction, step: Fraction) -> list[int]:
+    """Each board's bin ``k``, ``t + k*step <= v < t + (k+1)*step``, of the
+    value assertion A judges: inferability, or inferability_core where it is
+    lower (fog rows, seed 001 F5), ``v = a / b`` exactly: ``floor((a/b - t)
+    / step)`` in integers (issue 28: a Fraction a board cost more than the
+    rest of the row's checks)."""
+    tn, td, sn, sd = t.numerator, t.denominator, step.numerator, step.denominator
+    out = []
+    for r in records:
+        a, b = r["revealed"], max(1, r["safe_count"])
+        core, safe_core = r.get("revealed_core"), r.get("safe_core")
+        if core is not None and safe_core and core * b < a * safe_core:
+            a, b = core, safe_core
+        out.append(((a * td - tn * b) * sd) // (b * td * sn))
+    return out
 
 
 def inferability_histogram(records: list[dict], target: float, width: float = 0.025, bar: int = 40) -> str:
@@ -101,31 +113,33 @@ def inferability_histogram(records: list[dict], target: float, width: float = 0.
     ``target``, a marker line at the target, bins below it flagged ``!``."""
     step = Fraction(width).limit_denominator(1000)
     t = Fraction(target).limit_denominator(10**6)
-    values = [_pair(r) for r in records]
-    if not values:
+    if not records:
         return "_no boards_"
-    lo = min(min(values), t)
-    # bins: [t + k*step, t + (k+1)*step) for k from floor((lo - t)/step) up to the bin holding 1
-    k_lo = (lo - t) // step
-    k_hi = max((Fraction(1) - t) // step, k_lo)
-    counts = {k: 0 for k in range(int(k_lo), int(k_hi) + 1)}
-    for v in values:
-        counts[min(int((v - t) // step), int(k_hi))] += 1
+    # bins from the lowest board's (or the target's) up to the bin holding 1
+    bins = _bins(records, t, step)
+    tn, td, sn, sd = t.numerator, t.denominator, step.numerator, step.denominator
+    k_lo = min(min(bins), 0)
+    k_hi = max(((td - tn) * sd) // (td * sn), k_lo)
+    counts = {k: 0 for k in range(k_lo, k_hi + 1)}
+    for k in bins:
+        counts[min(k, k_hi)] += 1
     peak = max(counts.values())
+    target_text = f"{tn / td:.3f}"
     lines = ["inferability      boards"]
     for k in sorted(counts):
-        a, b = t + k * step, t + (k + 1) * step
+        # the edges t + k*step and t + (k+1)*step, as the quotient of two integers (the float of the fraction)
+        a, b = (tn * sd + k * sn * td) / (td * sd), (tn * sd + (k + 1) * sn * td) / (td * sd)
         if k == 0:
-            lines.append(f"{'-' * 14} target {float(t):.3f} {'-' * 14}")
+            lines.append(f"{'-' * 14} target {target_text} {'-' * 14}")
         n = counts[k]
         hashes = "#" * (round(bar * n / peak) if n else 0)
         if n and not hashes:
             hashes = "#"
-        hi = "1.000]" if k == k_hi else f"{float(b):.3f})"
+        hi = "1.000]" if k == k_hi else f"{b:.3f})"
         flag = " !" if k < 0 and n else ""
-        lines.append(f"[{float(a):.3f}, {hi} {hashes:<{bar}} {n}{flag}")
+        lines.append(f"[{a:.3f}, {hi} {hashes:<{bar}} {n}{flag}")
     below = sum(n for k, n in counts.items() if k < 0)
-    summary = f"{len(values)} boards, {below} below target {float(t):.3f} (`!`)"
+    summary = f"{len(bins)} boards, {below} below target {target_text} (`!`)"
     return "\n".join(["```", *lines, "```", summary])
 
 

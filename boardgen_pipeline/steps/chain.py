@@ -28,12 +28,13 @@ task), e.g. when only the variation table changed.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from dataclasses import dataclass, field
 from time import perf_counter
 
-from boardgen_pipeline.board.r0 import layouts_to_arrays
-from boardgen_pipeline.calibration.assertions import CHECK_A1, check_outcomes
+import numpy as np
+
+from boardgen_pipeline.board.r0 import layouts_to_arrays, r0_batch
+from boardgen_pipeline.calibration.assertions import CHECK_A1, RowEvidence, evidence_outcomes
 from boardgen_pipeline.calibration.batch import RowReport, evaluate_row
 from boardgen_pipeline.calibration.fingerprints import NO_VARIANTS, overlay_fingerprint
 from boardgen_pipeline.calibration.report import report_record, report_schema
@@ -166,12 +167,14 @@ def run_row(task: RowTask) -> RowResult:
     batch = task.batch
     out = RowResult(batch.key)
     t0 = perf_counter()
-    report = None
+    report = advice = None
     if BOARDS in task.stages:
         records = generate_batch(batch)
         t1 = perf_counter()
         report = evaluate_row(batch.row, records)
-        outcomes = check_outcomes(batch, records, report)
+        evidence = RowEvidence(batch, records, report)
+        outcomes = evidence_outcomes(evidence)
+        advice = evidence.advice  # A read it: the report's figures are the same reading
         legal = next(o for o in outcomes if o.name == CHECK_A1).passed
         t2 = perf_counter()
         out.files.append(RowFile.of(BOARDS, datasets.records_table(records)))
@@ -201,7 +204,7 @@ def run_row(task: RowTask) -> RowResult:
     if REPORT in task.stages:
         t4 = perf_counter()
         report = report or evaluate_row(batch.row, records)
-        record = report_record(batch, report, records)
+        record = report_record(batch, report, records, advice)
         out.files.append(RowFile.of(REPORT, datasets.records_table([record], schema=report_schema(record))))
         out.history = history.version_of(record)
         out.figures[REPORT] = {"row": batch.row.key_text, "pass_rate": out.history["pass_rate"],
@@ -234,23 +237,29 @@ def _overlays(task: RowTask, records: list[dict], out: RowResult) -> None:
     row, (level, depth) = batch.row, batch.key
     width, height = row.board_width, row.board_height
     mines, fog = layouts_to_arrays([r["layout"] for r in records], width, height)
+    # R0 of the boards as written, once: the placement's candidates and the checks' domain both
+    # read it (read-only), the one computation ``board.r0`` makes of these masks either way
+    r0 = r0_batch(mines, fog, width, height, batch.spawn_side)
+    r0.flags.writeable = False
     scopes = [r["scope"] for r in records]
     placed = overlay_batch.place_row(mines, fog, scopes=scopes, master_seed=batch.master_seed, width=width,
                                      height=height, spawn_side=batch.spawn_side, level_index=level, node_depth=depth,
-                                     board_type=row.board_type, is_boss=batch.boss, table=variation)
+                                     board_type=row.board_type, is_boss=batch.boss, table=variation, r0=r0)
     fp = overlay_fingerprint(batch.batch_fingerprint, variation, batch.boss, row.board_type)
-    table = placed.to_arrow([r.get("batch_fingerprint") for r in records], fp)
+    batch_fps = [r.get("batch_fingerprint") for r in records]
+    table = placed.to_arrow(batch_fps[0] if len(set(batch_fps)) == 1 else batch_fps, fp)  # one a row, as a rule
     written = overlay_batch.OverlayBatch.from_arrow(table, level_index=level, node_depth=depth)
     out.outcomes[OVERLAYS] = overlay_checks.overlay_outcomes(written, mines, fog, width=width, height=height,
                                                              spawn_side=batch.spawn_side, variation=variation,
-                                                             weights=task.resources, board_scopes=scopes)
+                                                             weights=task.resources, board_scopes=scopes, r0=r0)
     out.files.append(RowFile.of(OVERLAYS, table))
     out.figures[OVERLAYS] = overlay_figures(batch, written, fp)
 
 
 def overlay_figures(batch: SeedBatch, overlays: overlay_batch.OverlayBatch, fingerprint: str) -> dict:
     """The figures a row's overlays materialization records."""
-    types = Counter(overlays.type_ids[c] if c >= 0 else "(none)" for c in overlays.variant_type.tolist())
+    codes, counts = np.unique(overlays.variant_type, return_counts=True)
+    types = {overlays.type_ids[c] if c >= 0 else "(none)": n for c, n in zip(codes.tolist(), counts.tolist())}
     return {
         "row": batch.row.key_text,
         "boards": len(overlays),

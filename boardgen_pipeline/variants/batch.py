@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +43,7 @@ from boardgen_pipeline.variants.placement_kernels import place_regions, target_t
 from boardgen_pipeline.variants.table import VariantType, VariationTable, candidate_pools
 
 
+@lru_cache(maxsize=1)
 def overlay_dataset_schema():
     """The explicit schema of a ``variant_overlays`` partition file:
     ``board_scope`` (joins ``boards.scope``), the overlay record
@@ -74,8 +76,17 @@ class Labels:
 
 
 def _take(vocab: Sequence[str], codes: np.ndarray):
+    """The string column of ``codes`` into ``vocab`` (-1: null). A column of
+    one value or of nulls only, as most of a row's are (its board type, its
+    stream label, a type drawn from a pool of one), is built as such: the
+    same values, a quarter of the work of a take."""
     codes = np.asarray(codes, np.int32)
-    return pa.array(list(vocab), pa.string()).take(pa.array(codes, pa.int32(), mask=codes < 0))
+    null = codes < 0
+    if codes.size and (null.all() or (not null.any() and (codes == codes[0]).all())):
+        if null[0]:
+            return pa.nulls(codes.size, pa.string())
+        return pa.repeat(pa.scalar(vocab[int(codes[0])], pa.string()), codes.size)
+    return pa.array(list(vocab), pa.string()).take(pa.array(codes, pa.int32(), mask=null))
 
 
 def _lists(offsets: np.ndarray, values):
@@ -175,6 +186,10 @@ class OverlayBatch:
         mask = self.valid.get(name)
         return None if mask is not None and not mask[i] else int(getattr(self, name)[i])
 
+    def master_seed_of(self, i: int) -> int | None:
+        """Board ``i``'s ``master_seed`` (what its :meth:`overlay` holds)."""
+        return self._int("master_seed", i)
+
     def overlay(self, i: int) -> Overlay:
         """Board ``i``'s readable overlay (what ``Overlay.to_record`` wrote)."""
         gp = self.global_pool[self.global_pool_offsets[i] : self.global_pool_offsets[i + 1]]
@@ -191,7 +206,7 @@ class OverlayBatch:
             global_pool=tuple(self.type_ids[c] for c in gp.tolist()),
             region_pool=tuple(self.type_ids[c] for c in rp.tolist()),
             stream_label=self.stream_label.value(i), stream_scope=self._int("stream_scope", i),
-            master_seed=self._int("master_seed", i), draws=int(self.draws[i]),
+            master_seed=self.master_seed_of(i), draws=int(self.draws[i]),
             pack_min=int(self.pack_min[i]), pack_max=int(self.pack_max[i]),
         )
 
@@ -292,6 +307,19 @@ def _no_nulls(name: str, arr) -> None:
                          "has a value there")
 
 
+def _codes(index) -> np.ndarray:
+    """``int32`` codes of an index array (``pc.index_in``, a dictionary's
+    indices), -1 where it is null (the fill costs a compute call: only made
+    when there is a null)."""
+    if index.null_count:
+        index = pc.fill_null(index, -1)
+    return np.asarray(index.to_numpy(zero_copy_only=False), np.int32)
+
+
+def _int64s(arr):
+    return arr if arr.type == pa.int64() else arr.cast(pa.int64())
+
+
 def _from_arrow(table, level_index: int, node_depth: int) -> OverlayBatch:
     n = table.num_rows
     names = set(table.column_names)
@@ -306,7 +334,7 @@ def _from_arrow(table, level_index: int, node_depth: int) -> OverlayBatch:
             valid[name] = arr.is_valid().to_numpy(zero_copy_only=False)
             arr = pc.fill_null(arr, 0)
         _no_nulls(name, arr)
-        return np.asarray(arr.cast(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
+        return np.asarray(_int64s(arr).to_numpy(zero_copy_only=False), np.int64)
 
     def bools(name: str) -> np.ndarray:
         arr = _column(table, name)
@@ -314,21 +342,22 @@ def _from_arrow(table, level_index: int, node_depth: int) -> OverlayBatch:
         return np.asarray(arr.to_numpy(zero_copy_only=False), np.bool_)
 
     def labels(name: str) -> Labels:
-        arr = _column(table, name)
-        vocab = pc.unique(arr.drop_null())
-        codes = pc.fill_null(pc.index_in(arr, value_set=vocab), -1)
-        return Labels(np.asarray(codes.to_numpy(zero_copy_only=False), np.int32), tuple(vocab.to_pylist()))
+        # the values in order of first appearance, and each one's code (a null: -1)
+        encoded = _column(table, name).dictionary_encode()
+        return Labels(_codes(encoded.indices), tuple(encoded.dictionary.to_pylist()))
 
     def lists(name: str, arr=None):
         """``(offsets, values)`` of a list column; a null list is empty."""
         arr = _column(table, name) if arr is None else arr
-        lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
-        values = pc.list_flatten(arr)
-        return _ends_to_offsets(np.asarray(lengths, np.int64)), values
+        if arr.null_count:
+            lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
+        else:  # read off the offsets (a slice's start where it starts), not computed
+            lengths = np.diff(arr.offsets.to_numpy(zero_copy_only=False))
+        return _ends_to_offsets(np.asarray(lengths, np.int64)), arr.flatten()
 
     def cell_values(name: str, values) -> np.ndarray:
         _no_nulls(name, values)
-        return np.asarray(values.cast(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
+        return np.asarray(_int64s(values).to_numpy(zero_copy_only=False), np.int64)
 
     # one vocabulary for every column that names a type, so the checks
     # compare codes
@@ -340,8 +369,7 @@ def _from_arrow(table, level_index: int, node_depth: int) -> OverlayBatch:
     type_ids = pc.unique(every.drop_null())
 
     def type_codes(arr) -> np.ndarray:
-        return np.asarray(pc.fill_null(pc.index_in(arr, value_set=type_ids), -1).to_numpy(zero_copy_only=False),
-                          np.int32)
+        return _codes(pc.index_in(arr, value_set=type_ids))
 
     for name, values in (("global_pool", gp_values), ("region_pool", rp_values)):
         _no_nulls(name, values)

@@ -157,17 +157,28 @@ def _aligned(batch: OverlayBatch, board_scopes, *arrays):
 
 
 def check_row(batch: OverlayBatch, mines, fog, *, width: int, height: int, spawn_side: int,
-              board_scopes=None) -> CheckedRow:
+              board_scopes=None, r0=None) -> CheckedRow:
     """Hold a row's overlays against its boards (``[B, W*H]`` masks, in the
     order of ``board_scopes``, or already in the batch's order when it is
     None): R0 recomputed from the boards, the compiled rule bits of every
-    board, the readable checks of the boards that have one."""
+    board, the readable checks of the boards that have one.
+
+    ``r0``: ``board.r0.r0_batch`` of these very masks when the caller has
+    it (the chain computes it once, from the layouts as written, and the
+    placement reads the same array, read-only); it is that function of
+    the boards either way, never the generator's nor the placement's own
+    state."""
     mines, fog = board_arrays(mines, fog, width, height)
+    if r0 is None:
+        r0 = r0_batch(mines, fog, width, height, spawn_side)  # in the order of the masks, aligned below
+    else:
+        r0, _ = board_arrays(r0, None, width, height)
+        if r0.shape != mines.shape:
+            raise ValueError(f"R0 of shape {r0.shape} for boards of shape {mines.shape}")
     if board_scopes is not None:
-        mines, fog = _aligned(batch, board_scopes, mines, fog)
+        mines, fog, r0 = _aligned(batch, board_scopes, mines, fog, r0)
     elif mines.shape[0] != len(batch):
         raise ValueError(f"{len(batch)} overlays for {mines.shape[0]} boards")
-    r0 = r0_batch(mines, fog, width, height, spawn_side)
     flags = rule_flags(batch, mines, fog, r0, width, height)
     row = CheckedRow(batch, mines, fog, r0, width, height, spawn_side, flags, {})
     for i in np.flatnonzero(flags).tolist():
@@ -261,9 +272,9 @@ def _show(row: CheckedRow, found: Found, i: int | None, metadata: dict) -> dict:
         return {}
     if found:
         return {"overlaid_board": draw_overlay(row.placed(i), "first offending board")}
-    ov = row.batch.overlay(i)
-    metadata["example_board"] = reproduce_command(ov.level_index, row.batch.node_depth, int(row.batch.board_scope[i]),
-                                                  ov.master_seed)
+    b = row.batch  # the two fields the command needs, not the board's whole readable overlay
+    metadata["example_board"] = reproduce_command(int(b.level_index[i]), b.node_depth, int(b.board_scope[i]),
+                                                  b.master_seed_of(i))
     return {}
 
 
@@ -451,12 +462,14 @@ def row_outcomes(row: CheckedRow, variation, weights: ResourceWeights | None) ->
 
 
 def overlay_outcomes(batch: OverlayBatch, mines, fog, *, width: int, height: int, spawn_side: int, variation,
-                     weights: ResourceWeights | None, board_scopes=None) -> list[CheckOutcome]:
+                     weights: ResourceWeights | None, board_scopes=None, r0=None) -> list[CheckOutcome]:
     """Every overlay check of one row, in ``CHECKS`` order: ``batch`` read
     back from the row's ``variant_overlays`` table, the row's boards as
     ``[B, W*H]`` masks (``board.r0.layouts_to_arrays`` of their layouts), in
-    the order of ``board_scopes`` (None: the batch's order)."""
-    row = check_row(batch, mines, fog, width=width, height=height, spawn_side=spawn_side, board_scopes=board_scopes)
+    the order of ``board_scopes`` (None: the batch's order); ``r0`` as in
+    :func:`check_row`."""
+    row = check_row(batch, mines, fog, width=width, height=height, spawn_side=spawn_side, board_scopes=board_scopes,
+                    r0=r0)
     return row_outcomes(row, variation, weights)
 
 

@@ -40,6 +40,8 @@ import hashlib
 import os
 import uuid
 from contextlib import contextmanager
+from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path
 
 import pyarrow as pa
@@ -261,10 +263,69 @@ def partition_path(root: Path, dataset: str, key: tuple[int, int]) -> Path:
 def encode(table: pa.Table) -> bytes:
     """The Parquet bytes of ``table``: fixed settings and no wall-clock
     metadata, so the same records always give the same bytes (a worker
-    encodes, the publisher writes: ``write_bytes_atomic``)."""
+    encodes, the publisher writes: ``write_bytes_atomic``).
+
+    The settings are chosen by column type (issue 28, measured on the
+    default rows and a 600-row table: ``benchmarks/row_work.py``): integers
+    delta bit-packed (scopes count up, counts vary little: a few bits a
+    value) and booleans bit-packed, both left uncompressed, where zstd would
+    only add its per-page cost, but for the integers of a list column (an
+    overlay's cells: many a record, in packs of neighbouring cells, whose
+    deltas zstd shrinks by a tenth more); floats, strings and the rest plain
+    under zstd. No
+    dictionary pages (zstd over plain values is as small, for half the
+    work) and no min/max statistics: a file is one row group of one row's
+    records, so statistics would prune nothing the hive path does not, and
+    a layout's min and max are two more layouts in the footer. A table of
+    one record (a row's report, a history version) is written plain and
+    uncompressed: a column of one value cannot shrink, zstd would only add
+    its frame. The Arrow schema is stored, so list fields and time zones
+    read back as written."""
     buf = pa.BufferOutputStream()
-    pq.write_table(table, buf, compression="zstd", write_statistics=True, store_schema=True)
+    if table.num_rows <= 1:
+        pq.write_table(table, buf, compression="none", use_dictionary=False, write_statistics=False, store_schema=True)
+    else:
+        zstd, delta = _column_settings(table.schema)
+        # unnamed columns are left uncompressed: naming only the zstd ones is fewer settings to apply
+        pq.write_table(table, buf, compression=dict.fromkeys(zstd, "zstd"),
+                       column_encoding=dict.fromkeys(delta, "DELTA_BINARY_PACKED") or None, use_dictionary=False,
+                       write_statistics=False, store_schema=True)
     return buf.getvalue().to_pybytes()
+
+
+@lru_cache(maxsize=64)
+def _column_settings(schema: pa.Schema) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The leaf columns of ``schema`` that ``encode`` compresses with zstd,
+    and those it delta-packs (the integers); a dataset's files share their
+    schema, so this is worked out once a schema."""
+    zstd, delta = [], []
+    for path, kind in _leaf_columns(schema):
+        if pa.types.is_integer(kind):
+            delta.append(path)
+            if ".list." in path:  # a list's integers, many a record: zstd finds the patterns of their deltas
+                zstd.append(path)
+        elif not pa.types.is_boolean(kind):
+            zstd.append(path)
+    return tuple(zstd), tuple(delta)
+
+
+def _leaf_columns(schema: pa.Schema) -> list[tuple[str, pa.DataType]]:
+    """The Parquet leaf columns of ``schema`` as ``(dotted path, Arrow type)``
+    (a list's values are ``<name>.list.element``: the compliant layout)."""
+    out = []
+
+    def walk(path: str, kind: pa.DataType) -> None:
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            walk(f"{path}.list.element", kind.value_type)
+        elif pa.types.is_struct(kind):
+            for f in kind:
+                walk(f"{path}.{f.name}", f.type)
+        else:
+            out.append((path, kind))
+
+    for f in schema:
+        walk(f.name, f.type)
+    return out
 
 
 def write_atomic(table: pa.Table, path: Path, root: Path | str | None = None) -> Path:
@@ -308,9 +369,41 @@ def write_bytes_atomic(data: bytes, path: Path, root: Path | str | None = None, 
 def records_table(records: list[dict], drop=("level_index", "node_depth"), schema: pa.Schema | None = None) -> pa.Table:
     """Records to an Arrow table; the hive keys live in the path, not the file.
     With ``schema`` the columns are exactly its fields (typed even when every
-    value is null or an empty list)."""
-    rows = [{k: v for k, v in r.items() if k not in drop} for r in records]
-    return pa.Table.from_pylist(rows, schema=schema)
+    value is null or an empty list).
+
+    The very table ``pa.Table.from_pylist`` gives on the records without the
+    ``drop`` keys (the columns of the first record, or of ``schema``; a
+    record without a column holds null there; each column's type inferred
+    as ``pa.array`` infers it), built a column at a time: the records are
+    read by C-level getters in one pass instead of being copied without
+    their hive keys first (issue 28); with a schema, as one struct array of
+    its fields."""
+    if schema is None:
+        names = [k for k in records[0] if k not in drop] if records else []
+        return pa.Table.from_arrays([pa.array(c) for c in _columns(records, names)], names=names)
+    if all(f.nullable and f.name not in drop for f in schema):
+        # the records as one struct array of the schema's fields: one conversion call, not one a column
+        table = pa.Table.from_struct_array(pa.array(records, type=pa.struct(list(schema))))
+        return table.replace_schema_metadata(schema.metadata) if schema.metadata else table
+    columns = iter(_columns(records, [n for n in schema.names if n not in drop]))
+    empty = [None] * len(records)
+    return pa.Table.from_arrays([pa.array(empty if f.name in drop else next(columns), type=f.type) for f in schema],
+                                schema=schema)
+
+
+def _columns(records: list[dict], names: list[str]) -> list:
+    """The values of each column ``names[i]`` over the records, in order
+    (``None`` where a record lacks the key, as ``from_pylist`` reads it)."""
+    if not names:
+        return []
+    if not records:
+        return [[] for _ in names]
+    get = itemgetter(*names)
+    try:
+        rows = list(map(get, records))
+    except KeyError:  # some record lacks a column
+        return [[r.get(n) for r in records] for n in names]
+    return [rows] if len(names) == 1 else list(zip(*rows))
 
 
 def write_partition(root: Path, dataset: str, key: tuple[int, int], records: list[dict],
