@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from boardgen_pipeline import files
 from boardgen_pipeline.calibration import fix
 from boardgen_pipeline.calibration.advisor import Advice, PassRate
 from boardgen_pipeline.calibration.assertions import CHECK_A, check_outcomes
@@ -76,7 +77,7 @@ def snapshot(path: Path) -> tuple[bytes, int, int]:
 
 
 def no_temp_files(folder: Path) -> bool:
-    return not [p for p in folder.iterdir() if p.name.endswith(edit.TEMP_SUFFIX)]
+    return not [p for p in folder.iterdir() if p.name.endswith(files.TEMP_SUFFIX)]
 
 
 # ---------------------------------------------------------------- the round trip

@@ -42,11 +42,10 @@ with the time the version was first published (UTC).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import math
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,6 +53,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from boardgen_pipeline import files
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration.batch import DIFFICULTY_FIGURES
 from boardgen_pipeline.warehouse import datasets, publish
@@ -137,15 +137,11 @@ def keep(root, key: tuple[int, int], version: dict, now: datetime | None = None)
 
 @contextmanager
 def _exclusive(lock: Path):
-    with datasets.storage_faults(lock):
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(lock, "a+")
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    """``files.lock``, a fault taking it (a read-only warehouse) named as a storage fault."""
+    with ExitStack() as held:
+        with datasets.storage_faults(lock):
+            held.enter_context(files.lock(lock))
         yield
-    finally:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-        fh.close()
 
 
 @dataclass
