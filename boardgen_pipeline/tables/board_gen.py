@@ -7,6 +7,12 @@ node_depth)``. Loading runs every check and reports every violation at once
 (file, row key, field, value, rule); nothing is returned unless the whole
 table is valid. ``elite_*`` / ``boss_*`` fields are reserved for other
 documents and carried through untouched.
+
+Besides SPEC 2.7's checks, ``node_depth`` is at most ``scopes.MAX_DEPTH``
+(255; rule ``seed_scopes``): the F4 batch of row ``(L, D)`` draws the scopes
+``sigma(L, D) + i`` (SPEC 7), and ``sigma`` gives a depth 4096 scopes and a
+level 256 depths, so a deeper row would calibrate on another row's boards
+(``boardgen_pipeline/scopes.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.scopes import MAX_DEPTH, why_max_depth
 from boardgen_pipeline.tables.shape import array_of_tables, int_key_violation, is_int, table_violation
 from boardgen_pipeline.tables.tomlio import load_toml
 
@@ -53,7 +60,7 @@ def mines_target(density: float, width: int, height: int, spawn_side: int) -> in
 # Domain text shown to the designer when a value is out of its domain.
 DOMAINS = {
     "level_index": "int >= 1",
-    "node_depth": "int >= 0",
+    "node_depth": f"int [0, {MAX_DEPTH}]",
     "board_width": "int [8, 64]",
     "board_height": "int [8, 64]",
     "mine_density": "float (0, 0.5]",
@@ -233,6 +240,9 @@ def _row(path: str, raw: dict, header: Header, violations: list[Violation], inde
                                             f"must be {DOMAINS.get(name, '?')} ({err['msg']})"))
         return None
     before = len(violations)
+    if row.node_depth > MAX_DEPTH:
+        violations.append(Violation(path, label, "node_depth", row.node_depth, "seed_scopes",
+                                    f"must be <= {MAX_DEPTH}: {why_max_depth()}"))
     W, H = row.board_width, row.board_height
     cap_hi = (W * H) // 2
     if not header.spawn_cells <= row.r0_max_cap <= cap_hi:
