@@ -500,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("advise", help="what would make a row pass (density, cap, target)")
     a.add_argument("--row", help="row keys L,D (default: every row; searches run for failing or thin rows)")
     a.add_argument("--tables", help=TABLES_HELP)
-    a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row, 1..2048 (default: 256)")
+    a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row, 1..4096 (default: 256)")
     a.add_argument("--probes", type=int, default=128, help="boards per probe of a candidate value, 1..2048 (default: 128)")
     a.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
     a.add_argument("--apply", action="store_true",

@@ -10,8 +10,15 @@ depth 0 of level ``L + 1``, and its boards that row's boards. The table
 loader (``tables.board_gen``, rule ``seed_scopes``) and the command line
 (``cli_args``) hold them there; ``board.rng`` re-exports :func:`sigma`.
 
-A module of the bottom layer, as it is a rule both the table loader and the
-stream code read.
+The calibration advisor's probe boards (``calibration.advisor``) of a batch
+of at most :data:`PROBE_OFFSET` boards are the row's scopes
+``sigma(L, D) + PROBE_OFFSET + i``, so ``advise --probes`` stays within
+``DEPTH_SPACING - PROBE_OFFSET``; a larger batch's probes have a stream label
+of their own.
+
+A module of the bottom layer, as the table loader, the stream code, the
+advisor and the command line all read it (the command line without loading
+the generator).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ LEVEL_SPACING = 1 << 20  # scopes between two levels' depth-0 rows
 DEPTH_SPACING = 1 << 12  # scopes between two adjacent depths' rows: a batch holds at most this many boards
 MAX_DEPTH = LEVEL_SPACING // DEPTH_SPACING - 1  # 255: depth 256 of level L would be depth 0 of level L+1
 DEFAULT_SAMPLES = 256  # N
+PROBE_OFFSET = DEPTH_SPACING // 2  # 2048: the advisor's probes of a batch of at most this many boards follow it
 
 
 def sigma(level_index: int, node_depth: int) -> int:

@@ -307,4 +307,5 @@ def test_the_command_the_checks_name(tables):
         "boardgen advise --row 2,4 --apply --samples 256"
     assert fix.apply_command([(1, 2), (1, 3)], tables / "board_gen.toml", 32, master_seed=7) == \
         f"boardgen advise --row '1,2 1,3' --apply --tables {tables} --samples 32 --master-seed 7"
-    assert fix.apply_command(None, REPO / "tables" / "board_gen.toml", 4096) == "boardgen advise --all --apply"
+    assert fix.apply_command(None, REPO / "tables" / "board_gen.toml", 4096) == \
+        "boardgen advise --all --apply --samples 4096"

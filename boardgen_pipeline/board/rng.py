@@ -34,7 +34,7 @@ MASK64 = (1 << 64) - 1
 GOLDEN_GAMMA = 0x9E3779B97F4A7C15
 
 
-LABELS = ("board_gen", "variant_place", "node_map")
+LABELS = ("board_gen", "variant_place", "node_map", "advisor_probe")  # the last: calibration.advisor's probes
 
 
 def splitmix64(state: int) -> tuple[int, int]:
