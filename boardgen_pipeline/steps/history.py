@@ -10,7 +10,7 @@ with the time the version was first published (UTC).
 
 - **A version is its content, not its time.** ``version_of`` takes the
   figures above from the report record and names them by a digest of their
-  canonical JSON (``version``). A rerun of an unchanged row computes the
+  canonical JSON (``canonical.digest``: ``version``). A rerun of an unchanged row computes the
   same report, hence the same version, and writes nothing; an edit that puts
   a row back as it was meets its earlier version, which stays where it was
   in the trajectory (``Trajectory.current`` says which version the row's
@@ -42,8 +42,6 @@ with the time the version was first published (UTC).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -53,7 +51,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from boardgen_pipeline import files
+from boardgen_pipeline import canonical, files
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration.batch import DIFFICULTY_FIGURES
 from boardgen_pipeline.warehouse import datasets, publish
@@ -111,8 +109,7 @@ def version_of(report: dict) -> dict:
     values = {**report, "metric_version": report.get("metric_version", METRIC_VERSION),
               "pass_rate": pass_rate(report["passed"], report["samples"])}
     content = {name: _plain(values.get(name), kind) for name, kind in CONTENT.items()}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return {"version": hashlib.sha256(text.encode()).hexdigest()[:16], **content}
+    return {"version": canonical.digest(content), **content}
 
 
 def version_path(root, key: tuple[int, int], version: str) -> Path:

@@ -17,8 +17,6 @@ level 256 depths, so a deeper row would calibrate on another row's boards
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -27,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.scopes import MAX_DEPTH, why_max_depth
 from boardgen_pipeline.tables.shape import array_of_tables, int_key_violation, is_int, table_violation
@@ -177,8 +176,7 @@ class BoardGenTable:
         payload = {"spawn_side": self.header.spawn_side, "row": self.rows[key].fields()}
         if self.rows[key].fog_region_count:
             payload["dig_ap_cost"] = self.header.dig_ap_cost
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return digest(payload)
 
 
 KEY_FIELDS = ("level_index", "node_depth")
