@@ -163,13 +163,16 @@ def _parse_rows(text: str | None, table, option: str = "--rows") -> list[tuple[i
 
 
 def cmd_calibrate(args) -> int:
+    """The F4 batch of every row asked for, published, then the nightly's
+    per-row table read back from the warehouse (``steps.summary``: one table,
+    whoever ran the rows), the assertion E warnings, and the verdict: exit 3
+    when a row fails an assertion."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    from rich.table import Table
 
     from boardgen_pipeline.catalog import load_catalog
+    from boardgen_pipeline.steps import summary
     from boardgen_pipeline.steps.publish_rows import publish_rows
-    from boardgen_pipeline.steps.summary import SHOW_ALL_ROWS
     from boardgen_pipeline.warehouse import datasets, views
 
     # Every table, validated together (as the nightly does): the overlays need the variation table.
@@ -196,27 +199,7 @@ def cmd_calibrate(args) -> int:
 
         published = publish_rows(root, catalog, keys, args.samples, args.master_seed, pool=pool, on_row=advance)
     db = views.refresh_views_atomic(root)
-    title = f"F4 calibration, {args.samples} boards per row"
-    if not published.list_all:  # a large table: the rows that fail (the rest: boardgen sql)
-        title += f": the {published.failed} of {published.rows} rows that fail"
-    out = Table(title=title)
-    for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
-                "retry", "A", "A''", "A'", "B/B'", "3BV/cell", "full logic"):
-        out.add_column(col, justify="right")
-    yes = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "-"}
-    for r in published.listed:
-        out.add_row(f"({r.key[0]},{r.key[1]})", f"{r.target:.2f}", f"{r.p10:.3f}", f"{r.p50:.3f}",
-                    f"{r.p90:.3f}", str(r.exits["passed"]), str(r.exits["best_legal"]),
-                    str(r.exits["least_bad"]), f"{r.retry_rate:.2f}", yes[r.assertion_a],
-                    yes[r.assertion_a2], yes[r.assertion_a1],
-                    ("B " + yes[r.assertion_b]) if r.has_fog else ("B' " + yes[r.assertion_b1]),
-                    f"{r.difficulty.get('bbbv_per_safe_p50', 0):.3f}",
-                    f"{r.difficulty.get('solvable_full_logic_share', 0):.0%}")
-    if published.listed:
-        console.print(out)
-    else:
-        console.print(f"{published.rows} rows pass every assertion (not listed: {published.rows} > "
-                      f"{SHOW_ALL_ROWS}; boardgen sql \"select * from calibration_report\")")
+    summary.print_rows(console, summary.table_rows(root, catalog, args.samples, args.master_seed, keys), args.samples)
     for w in table.warnings:
         console.print(f"[yellow]assertion E (warning):[/] {w}")
     failed = [r for r in published.listed if not r.green]

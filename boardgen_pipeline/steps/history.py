@@ -54,19 +54,18 @@ import pyarrow.parquet as pq
 from boardgen_pipeline import canonical, files
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration.batch import DIFFICULTY_FIGURES
+from boardgen_pipeline.tables.board_gen import REPORTED_PARAMETERS, BoardGenRow
 from boardgen_pipeline.warehouse import datasets, publish
 
 DATASET = "calibration_history"
 REPORT = "calibration_report"  # the dataset whose records a version is taken from
 LOCK = ".versions.lock"
 
-# The row's table parameters (the report's ``TABLE_PARAMETERS`` and its target), typed.
-PARAMETERS = {
-    "board_width": pa.int64(), "board_height": pa.int64(), "mine_density": pa.float64(),
-    "inferability_target": pa.float64(), "r0_max_cap": pa.int64(), "max_gen_attempts": pa.int64(),
-    "min_safe_count": pa.int64(), "shave_ring_radius": pa.int64(), "board_type": pa.string(),
-    "fog_region_count": pa.int64(), "fog_target_ratio": pa.float64(),
-}
+# The row's table parameters (``board_gen.REPORTED_PARAMETERS``: the report's and its target), each
+# typed as its field of the row (an int, a float, or one of a set of words).
+ARROW_TYPES = {int: pa.int64(), float: pa.float64()}
+PARAMETERS = {name: ARROW_TYPES.get(BoardGenRow.model_fields[name].annotation, pa.string())
+              for name in REPORTED_PARAMETERS}
 # What a version says of the batch besides its parameters: N and the code that measured it.
 INPUTS = {"row_fingerprint": pa.string(), "batch_fingerprint": pa.string(), "metric_version": pa.int64(),
           "samples": pa.int64()}

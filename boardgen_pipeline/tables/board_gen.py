@@ -111,6 +111,15 @@ class BoardGenRow(BaseModel):
         return out
 
 
+# The row's parameters that its calibration report and each version of its history carry beside the
+# figures (issue 13: one query shows cause and effect; issue 23), in their column order; the keys are
+# in the path and solver_rules is frozen. The one list: calibration.report.TABLE_PARAMETERS and
+# steps.history.PARAMETERS are read from it (issue 29).
+REPORTED_PARAMETERS = ("board_width", "board_height", "mine_density", "inferability_target", "r0_max_cap",
+                       "max_gen_attempts", "min_safe_count", "shave_ring_radius", "board_type", "fog_region_count",
+                       "fog_target_ratio")
+
+
 @dataclass(frozen=True)
 class Header:
     spawn_side: int = 3
