@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from boardgen_pipeline.board.geometry import LayoutError
-from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError
+from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError, not_utf8
 
 EXIT_USER_ERROR = 1
 
@@ -117,10 +117,12 @@ def cmd_measure(args) -> int:
     from boardgen_pipeline.board.measure import measure_layout
 
     path = Path(args.file)
-    try:
-        text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
+    try:  # bytes, decoded here: stdin's own decoding would turn bad bytes into cells it cannot name
+        text = (sys.stdin.buffer.read() if args.file == "-" else path.read_bytes()).decode("utf-8-sig")
     except OSError as exc:
         raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{args.file}: {not_utf8(exc)}") from None
     try:
         result = measure_layout(text, rules=args.rules, spawn_side=args.spawn_side)
     except (LayoutError, ValueError) as exc:

@@ -29,7 +29,7 @@ from pathlib import Path
 import tomlkit
 
 from boardgen_pipeline import files
-from boardgen_pipeline.errors import TableError
+from boardgen_pipeline.errors import TableError, not_utf8
 from boardgen_pipeline.tables.board_gen import KEY_FIELDS, BoardGenTable, load_board_gen
 
 
@@ -134,8 +134,8 @@ def _read(path: Path) -> tuple[str, bool]:
         raise EditRefused(f"{path}: cannot read: {exc.strerror}; nothing written") from None
     try:
         return raw.decode("utf-8-sig"), raw.startswith(codecs.BOM_UTF8)
-    except UnicodeDecodeError:
-        raise EditRefused(f"{path}: not UTF-8 text; nothing written") from None
+    except UnicodeDecodeError as exc:
+        raise EditRefused(f"{path}: {not_utf8(exc)}; nothing written") from None
 
 
 def _validated(temp: Path, path: Path) -> BoardGenTable:

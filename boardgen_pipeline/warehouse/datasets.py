@@ -86,6 +86,8 @@ TEXT_CAUSES = {
     "not a directory": CAUSES[errno.ENOTDIR],
     "permission denied": "permission denied",
     "file too large": CAUSES[errno.EFBIG],
+    "not a valid duckdb database file": "not a DuckDB database file (damaged or overwritten: `boardgen calibrate` "
+                                        "or `make run` writes it again)",
 }
 
 
