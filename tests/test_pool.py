@@ -136,6 +136,40 @@ def test_a_pool_that_breaks_is_started_again_and_runs_every_row_once(monkeypatch
     assert notes and notes[0].startswith("the worker pool broke (") and notes[0].endswith("rows again")
 
 
+def test_a_pool_that_refuses_rows_while_its_window_is_filled_runs_every_row_once(monkeypatch):
+    """pebble refuses a row (``RuntimeError``) once its pool broke: as seen
+    between two rows of a window, the rows not yet sent go to a new pool."""
+    import multiprocessing
+
+    from pebble import ProcessPool
+
+    class RefusesTheThird(ProcessPool):
+        scheduled = 0
+
+        def schedule(self, *args, **kwargs):
+            type(self).scheduled += 1
+            if type(self).scheduled == 3:
+                raise RuntimeError("The Pool is not active")
+            return super().schedule(*args, **kwargs)
+
+    made = []
+
+    def start(self):
+        made.append(len(made))
+        kind = RefusesTheThird if len(made) == 1 else ProcessPool
+        self._executor = kind(max_workers=self.workers, context=multiprocessing.get_context("spawn"))
+        return self._executor
+
+    monkeypatch.setattr(RowPool, "_start", start)
+    with RowPool(2) as pool:
+        outcomes = list(pool.map_unordered(square, range(10), window=4))
+        notes = list(pool.notes)
+    assert len(made) == 2
+    assert sorted((o.item, o.result) for o in outcomes) == [(i, i * i) for i in range(10)]
+    assert all(o.error is None for o in outcomes)
+    assert notes == ["the worker pool broke (The Pool is not active); a new one runs its 3 rows again"]
+
+
 def test_a_pool_that_keeps_breaking_fails_its_rows_and_ends(monkeypatch):
     import multiprocessing
 

@@ -238,6 +238,7 @@ class RowPool:
         source = iter(items)
         exhausted, breaks = False, 0
         while True:
+            broken = None
             while len(pending) < window and (again or not exhausted):
                 if again:
                     item, deaths = again.popleft()
@@ -247,12 +248,16 @@ class RowPool:
                     except StopIteration:
                         exhausted = True
                         break
-                pending[executor.schedule(fn, args=(item,))] = (item, deaths)
-            if not pending:
+                try:
+                    pending[executor.schedule(fn, args=(item,))] = (item, deaths)
+                except RuntimeError as exc:  # pebble refuses rows once its pool broke
+                    again.appendleft((item, deaths))
+                    broken = BrokenProcessPool(str(exc))
+                    break
+            if not pending and broken is None:
                 return
-            broken = None
-            done = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)[0]
-            if not done and not executor.active:  # a broken pool may drop rows it had not dispatched yet
+            done = set() if broken else wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)[0]
+            if not done and broken is None and not executor.active:  # a broken pool may drop rows not yet sent
                 broken = BrokenProcessPool("the worker pool stopped")
             for future in done:
                 item, deaths = pending.pop(future)
