@@ -1,25 +1,30 @@
 """One canonical encoding of plain data as text, for everything that is
 hashed or stored as JSON (SPEC 6 "bit-identical output"; issue 29 "one
 canonical encoding"): sorted keys, no spaces, tuples and sets as lists,
-numpy scalars as the Python numbers they hold, dataclasses as their fields.
-A new numpy repr or a field order cannot change what it writes."""
+numpy scalars as the Python numbers they hold, dataclasses as their fields,
+a ``Fraction`` as its exact ``"numerator/denominator"``. A new numpy repr or
+a field order cannot change what it writes; for ASCII data it is the very
+text ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` writes, so
+the digests that were taken that way (row fingerprints, history versions)
+keep their values."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+from fractions import Fraction
 
 
 def _plain(value):
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    if hasattr(value, "item") and callable(value.item):  # a numpy scalar
-        return value.item()
-    if hasattr(value, "tolist") and callable(value.tolist):  # a numpy array
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy: a scalar's is a Python number, an array's lists
         return value.tolist()
     if isinstance(value, (set, frozenset)):
         return sorted(value)
+    if isinstance(value, Fraction):  # exact: a table's percentages are fractions, not floats
+        return f"{value.numerator}/{value.denominator}"
     raise TypeError(f"no canonical form for {type(value).__name__}")
 
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from boardgen_pipeline.board.geometry import LayoutError
-from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError
+from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError, not_utf8
 
 EXIT_USER_ERROR = 1
 
@@ -117,10 +117,12 @@ def cmd_measure(args) -> int:
     from boardgen_pipeline.board.measure import measure_layout
 
     path = Path(args.file)
-    try:
-        text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
+    try:  # bytes, decoded here: stdin's own decoding would turn bad bytes into cells it cannot name
+        text = (sys.stdin.buffer.read() if args.file == "-" else path.read_bytes()).decode("utf-8-sig")
     except OSError as exc:
         raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{args.file}: {not_utf8(exc)}") from None
     try:
         result = measure_layout(text, rules=args.rules, spawn_side=args.spawn_side)
     except (LayoutError, ValueError) as exc:
@@ -163,13 +165,16 @@ def _parse_rows(text: str | None, table, option: str = "--rows") -> list[tuple[i
 
 
 def cmd_calibrate(args) -> int:
+    """The F4 batch of every row asked for, published, then the nightly's
+    per-row table read back from the warehouse (``steps.summary``: one table,
+    whoever ran the rows), the assertion E warnings, and the verdict: exit 3
+    when a row fails an assertion."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    from rich.table import Table
 
     from boardgen_pipeline.catalog import load_catalog
+    from boardgen_pipeline.steps import summary
     from boardgen_pipeline.steps.publish_rows import publish_rows
-    from boardgen_pipeline.steps.summary import SHOW_ALL_ROWS
     from boardgen_pipeline.warehouse import datasets, views
 
     # Every table, validated together (as the nightly does): the overlays need the variation table.
@@ -196,27 +201,7 @@ def cmd_calibrate(args) -> int:
 
         published = publish_rows(root, catalog, keys, args.samples, args.master_seed, pool=pool, on_row=advance)
     db = views.refresh_views_atomic(root)
-    title = f"F4 calibration, {args.samples} boards per row"
-    if not published.list_all:  # a large table: the rows that fail (the rest: boardgen sql)
-        title += f": the {published.failed} of {published.rows} rows that fail"
-    out = Table(title=title)
-    for col in ("row", "target", "p10", "p50", "p90", "passed", "best_legal", "least_bad",
-                "retry", "A", "A''", "A'", "B/B'", "3BV/cell", "full logic"):
-        out.add_column(col, justify="right")
-    yes = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "-"}
-    for r in published.listed:
-        out.add_row(f"({r.key[0]},{r.key[1]})", f"{r.target:.2f}", f"{r.p10:.3f}", f"{r.p50:.3f}",
-                    f"{r.p90:.3f}", str(r.exits["passed"]), str(r.exits["best_legal"]),
-                    str(r.exits["least_bad"]), f"{r.retry_rate:.2f}", yes[r.assertion_a],
-                    yes[r.assertion_a2], yes[r.assertion_a1],
-                    ("B " + yes[r.assertion_b]) if r.has_fog else ("B' " + yes[r.assertion_b1]),
-                    f"{r.difficulty.get('bbbv_per_safe_p50', 0):.3f}",
-                    f"{r.difficulty.get('solvable_full_logic_share', 0):.0%}")
-    if published.listed:
-        console.print(out)
-    else:
-        console.print(f"{published.rows} rows pass every assertion (not listed: {published.rows} > "
-                      f"{SHOW_ALL_ROWS}; boardgen sql \"select * from calibration_report\")")
+    summary.print_rows(console, summary.table_rows(root, catalog, args.samples, args.master_seed, keys), args.samples)
     for w in table.warnings:
         console.print(f"[yellow]assertion E (warning):[/] {w}")
     failed = [r for r in published.listed if not r.green]
@@ -500,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("advise", help="what would make a row pass (density, cap, target)")
     a.add_argument("--row", help="row keys L,D (default: every row; searches run for failing or thin rows)")
     a.add_argument("--tables", help=TABLES_HELP)
-    a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row, 1..2048 (default: 256)")
+    a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row, 1..4096 (default: 256)")
     a.add_argument("--probes", type=int, default=128, help="boards per probe of a candidate value, 1..2048 (default: 128)")
     a.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
     a.add_argument("--apply", action="store_true",

@@ -13,11 +13,14 @@ Why the bounds are what they are:
 
 * seeds and scopes are non-negative (the stream hash names them) and stored
   in 64-bit Parquet columns: ``[0, 2^63 - 1]``;
-* ``calibrate --samples`` in ``[1, 4096]``: a row's batch is scopes
-  ``sigma(L, D) + i`` and ``sigma`` puts adjacent depths 4096 apart, so a
-  larger batch would share scopes with the next row's;
-* ``advise --samples`` and ``--probes`` in ``[1, 2048]``: the advisor's probes
-  start at ``sigma(L, D) + 2048``, after the calibration boards it reads;
+* ``calibrate --samples`` and ``advise --samples`` in ``[1, 4096]``: a row's
+  batch is scopes ``sigma(L, D) + i`` and ``sigma`` puts adjacent depths
+  4096 apart (``scopes.DEPTH_SPACING``), so a larger batch would share scopes
+  with the next row's;
+* ``advise --probes`` in ``[1, 2048]``: the probes of a batch of up to 2048
+  boards are the row's scopes ``sigma(L, D) + 2048 + i``
+  (``scopes.PROBE_OFFSET``, the advisor's), which end where the next row's
+  begin;
 * ``advise --apply`` writes the table, so it needs its rows (``--row`` or
   ``--all``); ``--all`` and ``--dry-run`` only qualify ``--apply`` (issue 23);
 * ``history --row`` is one row key (issue 23: a trajectory is one row's);
@@ -36,6 +39,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.scopes import DEPTH_SPACING, PROBE_OFFSET
 from boardgen_pipeline.tables.board_gen import DOMAINS, BoardGenRow, Header, mines_target
 
 EXIT_BAD_ARGUMENTS = 2  # argparse's own exit code for a bad command line
@@ -44,11 +48,9 @@ RULE = "argument_domain"
 
 SEED_MAX = 2**63 - 1  # scopes and master seeds are Parquet int64 columns
 
-SIGMA_DEPTH_SPACING = 1 << 12  # rng.sigma: adjacent depths' batches start 4096 scopes apart
-
-ADVISOR_PROBE_OFFSET = 2048  # calibration.advisor.PROBE_OFFSET: probes follow the first 2048 boards
-
 BENCH_SPAWN_SIDE = 3  # the C baseline's spawn square (board/bench.py)
+
+BATCH_WHY = f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {DEPTH_SPACING} apart"
 
 
 class ArgumentError(TableError):
@@ -165,16 +167,14 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.seed("master_seed", "the master seed")
     elif command == "calibrate":
         c.violations.extend(check_calibrate_environment(values))
-        c.int_range("samples", 1, SIGMA_DEPTH_SPACING,
-                    f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {SIGMA_DEPTH_SPACING} apart")
+        c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
         c.seed("master_seed", "the master seed")
         c.row_keys("rows")
         c.directory("warehouse", must_exist=False)
     elif command == "advise":
-        c.int_range("samples", 1, ADVISOR_PROBE_OFFSET,
-                    f"the advisor's probes start at sigma(L,D)+{ADVISOR_PROBE_OFFSET}")
-        c.int_range("probes", 1, SIGMA_DEPTH_SPACING - ADVISOR_PROBE_OFFSET,
-                    f"probe scopes sigma(L,D)+{ADVISOR_PROBE_OFFSET}+i stay inside the row's {SIGMA_DEPTH_SPACING} scopes")
+        c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
+        c.int_range("probes", 1, DEPTH_SPACING - PROBE_OFFSET,
+                    f"probe scopes sigma(L,D)+{PROBE_OFFSET}+i stay inside the row's {DEPTH_SPACING} scopes")
         c.seed("master_seed", "the master seed")
         c.row_keys("row")
         c.violations.extend(check_advise_apply(values, c.prog))
@@ -348,8 +348,7 @@ def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | Non
     c.directory("tables", must_exist=True)
     c.directory("warehouse", must_exist=False)
     c.directory("dagster_home", must_exist=False)
-    c.int_range("samples", 1, SIGMA_DEPTH_SPACING,
-                f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {SIGMA_DEPTH_SPACING} apart")
+    c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
     c.seed("master_seed", "the master seed")
     c.int_range("adventures", 1, None, "adventures simulated by the node-map draws")
     c.int_range("workers", 1, None, "runs at once, each in a process of its own")

@@ -42,6 +42,13 @@ class Violation:
         }
 
 
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """The cause a person reads when a file they gave is not UTF-8 text
+    (issue 29: every file a command reads fails in one sentence, never a
+    ``UnicodeDecodeError`` traceback): the first bad byte and its offset."""
+    return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}: {exc.reason}); save it as UTF-8"
+
+
 class TableError(Exception):
     """A table failed its load-time checks; ``violations`` lists them all."""
 

@@ -1,16 +1,25 @@
 """One helper per file job, for every writer of the project (issue 14 "a crash
 never leaves a half-written file", "faults cost nothing"; issue 29 "one way to
-do each thing"): write a file atomically, hold a lock, digest a file.
+do each thing"): replace a file atomically, hold a lock, digest a file.
 
-- :func:`atomic_write`: the bytes go to a temporary file in the same folder,
-  are flushed and fsynced, renamed over the target (``os.replace``, atomic on
-  POSIX), and the folder is fsynced, so that after a crash a reader finds the
-  old file or the new one, and a rename that returned survives a power loss.
-  The temporary name carries the writer's pid (``temp_name``), so a later run
-  can tell a dead writer's leftovers from a live one's.
-- :func:`lock`: an exclusive lock on a lock file (the ``filelock`` library),
-  held for a ``with`` block; it ends with the process that holds it, so a
-  killed writer never blocks the next one.
+- :func:`atomic_write` (bytes or text) and :func:`replacing` (a temporary
+  path for a writer of its own, e.g. DuckDB): the new content goes to a
+  temporary file in the same folder, is fsynced, renamed over the target
+  (``os.replace``, atomic on POSIX), and the folder is fsynced, so that after
+  a crash a reader finds the old file or the new one, and a rename that
+  returned survives a power loss. The new file keeps the old one's
+  permission bits and, where the process may, its owner. ``before_replace``
+  runs once the temporary file is complete and before the rename: the
+  warehouse records the file's digest there (digest first, so a crash
+  between the two renames reads as "damaged", never as a file vouched for
+  by nothing), the table editor validates the edited table there.
+- Temporary names (:func:`temp_name`, :func:`temp_pid`) carry the writer's
+  pid, so a later run can tell a dead writer's leftovers from a live one's
+  (``warehouse.publish.sweep_temp_files``).
+- :func:`lock`: an exclusive lock for a ``with`` block (the ``filelock``
+  library): on a lock file, or on a folder itself (no lock file is left in a
+  folder a person keeps, e.g. the tables). It ends with the process that
+  holds it, so a killed writer never blocks the next one.
 - :func:`sha256_file`: a file's sha256 (``hashlib.file_digest``).
 """
 
@@ -18,16 +27,31 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
 
 
-def temp_name(path: Path) -> Path:
-    """A temporary sibling of ``path``: ``.<name>.<pid>.<nonce>.tmp``."""
+def temp_name(path: Path | str) -> Path:
+    """A temporary sibling of ``path``: ``.<name>.<pid>.<nonce>.tmp`` (hidden,
+    and not ``*.parquet`` nor ``*.toml``: no glob of a dataset or a tables
+    folder ever sees it)."""
+    path = Path(path)
     return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
+
+
+def temp_pid(path: Path | str) -> int | None:
+    """The pid :func:`temp_name` put in a temporary file's name, or None (a
+    name it did not make)."""
+    parts = Path(path).name.split(".")
+    try:
+        return int(parts[-3])
+    except (IndexError, ValueError):
+        return None
 
 
 def fsync_dir(folder: Path | str) -> None:
@@ -39,40 +63,105 @@ def fsync_dir(folder: Path | str) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path | str, data: bytes | str, encoding: str = "utf-8", mode: int | None = None) -> Path:
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _kept(path: Path, mode: int | None) -> tuple[int | None, tuple[int, int] | None]:
+    """The permission bits (``mode``, else the old file's) and the owner the new file keeps."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return mode, None
+    return (st.st_mode & 0o7777 if mode is None else mode), (st.st_uid, st.st_gid)
+
+
+def _commit(tmp: Path, path: Path, mode: int | None, owner: tuple[int, int] | None) -> None:
+    if mode is not None:
+        os.chmod(tmp, mode)
+    if owner is not None and owner != (os.geteuid(), os.getegid()):
+        try:
+            os.chown(tmp, *owner)
+        except OSError:
+            pass  # only root may give a file away: the new file is the writer's then
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def atomic_write(path: Path | str, data: bytes | str, encoding: str = "utf-8", mode: int | None = None,
+                 before_replace: Callable[[Path], None] | None = None) -> Path:
     """Replace ``path`` with ``data`` in one step (module docstring).
     ``mode``: the new file's permission bits (default: the old file's, else
-    the umask's)."""
+    the umask's); ``before_replace(temporary path)``: runs on the complete,
+    synced temporary file before the rename (an exception there leaves
+    ``path`` untouched and removes the temporary file)."""
     path = Path(path)
     payload = data.encode(encoding) if isinstance(data, str) else data
-    if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = None
+    mode, owner = _kept(path, mode)
     tmp = temp_name(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        if before_replace is not None:
+            before_replace(tmp)
+        _commit(tmp, path, mode, owner)
     finally:
         tmp.unlink(missing_ok=True)
-    fsync_dir(path.parent)
     return path
 
 
 @contextmanager
-def lock(path: Path | str, timeout: float = -1):
-    """Hold an exclusive lock on the lock file ``path`` for the block
-    (``timeout`` seconds at most, -1: wait as long as it takes)."""
-    from filelock import FileLock
+def replacing(path: Path | str, mode: int | None = None) -> Iterator[Path]:
+    """A temporary path for the block to write ``path``'s new content into
+    (a writer that opens files itself: a database); when the block ends
+    without an exception the file is synced and renamed over ``path`` as
+    :func:`atomic_write` does, else it is removed and ``path`` is untouched."""
+    path = Path(path)
+    mode, owner = _kept(path, mode)
+    tmp = temp_name(path)
+    try:
+        yield tmp
+        _fsync_file(tmp)
+        _commit(tmp, path, mode, owner)
+    finally:
+        tmp.unlink(missing_ok=True)
 
-    with FileLock(str(path), timeout=timeout):
-        yield
+
+LOCK_POLL_SECONDS = 0.05
+
+
+@contextmanager
+def lock(path: Path | str, timeout: float = -1) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` for the block: a lock file (made
+    when absent, and left there), or an existing folder, locked itself
+    (``timeout`` seconds at most, -1: wait as long as it takes;
+    ``filelock.Timeout`` when it runs out)."""
+    from filelock import FileLock, Timeout, lock_descriptor, unlock_descriptor
+
+    path = Path(path)
+    if not path.is_dir():
+        with FileLock(str(path), timeout=timeout):
+            yield
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        deadline = None if timeout < 0 else time.monotonic() + timeout
+        while not lock_descriptor(fd, blocking=False):
+            if deadline is not None and time.monotonic() >= deadline:
+                raise Timeout(str(path))
+            time.sleep(LOCK_POLL_SECONDS)
+        try:
+            yield
+        finally:
+            unlock_descriptor(fd)
+    finally:
+        os.close(fd)  # also releases the lock, should the unlock have failed
 
 
 def sha256_file(path: Path | str) -> str:

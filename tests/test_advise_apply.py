@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from boardgen_pipeline import files
 from boardgen_pipeline.calibration import fix
 from boardgen_pipeline.calibration.advisor import Advice, PassRate
 from boardgen_pipeline.calibration.assertions import CHECK_A, check_outcomes
@@ -76,7 +77,7 @@ def snapshot(path: Path) -> tuple[bytes, int, int]:
 
 
 def no_temp_files(folder: Path) -> bool:
-    return not [p for p in folder.iterdir() if p.name.endswith(edit.TEMP_SUFFIX)]
+    return not [p for p in folder.iterdir() if p.name.endswith(files.TEMP_SUFFIX)]
 
 
 # ---------------------------------------------------------------- the round trip
@@ -306,4 +307,5 @@ def test_the_command_the_checks_name(tables):
         "boardgen advise --row 2,4 --apply --samples 256"
     assert fix.apply_command([(1, 2), (1, 3)], tables / "board_gen.toml", 32, master_seed=7) == \
         f"boardgen advise --row '1,2 1,3' --apply --tables {tables} --samples 32 --master-seed 7"
-    assert fix.apply_command(None, REPO / "tables" / "board_gen.toml", 4096) == "boardgen advise --all --apply"
+    assert fix.apply_command(None, REPO / "tables" / "board_gen.toml", 4096) == \
+        "boardgen advise --all --apply --samples 4096"

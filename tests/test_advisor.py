@@ -91,3 +91,43 @@ def test_cli_advise_one_row():
                         "--probes", "32"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "row (1,0): ok" in p.stdout and "largest mine_density" in p.stdout
+
+
+def _batch_streams(row, n: int) -> set[tuple[str, int]]:
+    base = sigma(row.level_index, row.node_depth)
+    return {("board_gen", base + i) for i in range(n)}
+
+
+@pytest.mark.parametrize("n", [1, 16, 256, 2048])
+def test_probes_of_a_batch_up_to_2048_boards_are_the_scopes_they_always_were(n):
+    """So no report record changes (the golden warehouse runs N = 16, the nightly 256)."""
+    row = BoardGenRow(**BASE_ROW)
+    base = sigma(row.level_index, row.node_depth)
+    for i in (0, 1, advisor.DEFAULT_PROBES - 1, 2047):
+        s = advisor.probe_stream(row, i, n)
+        assert (s.label, s.scope, s.state) == ("board_gen", base + 2048 + i, derive_at("board_gen", base + 2048 + i).state)
+
+
+@pytest.mark.parametrize("n", [2049, 3000, 4096])
+def test_the_advisor_never_probes_the_boards_it_is_judged_on(n, monkeypatch):
+    """A batch of ``n`` boards up to 4096 (``calibrate --samples``): every
+    stream the advisor's searches draw a probe board from is none of the
+    batch's, nor of another row's (the probes of a row whose batch passes 2048
+    boards have a stream label of their own)."""
+    row = BoardGenRow(**{**BASE_ROW, "level_index": 2, "node_depth": 3})
+    seen: set[tuple[str, int]] = set()
+    real = advisor.generate_from_row
+
+    def spy(r, side, stream, *args, **kwargs):
+        seen.add((stream.label, stream.scope))
+        return real(r, side, stream, *args, **kwargs)
+
+    monkeypatch.setattr(advisor, "generate_from_row", spy)
+    records = [{"exit": "best_legal", "attempts_used": 32}] * n  # a failing batch: every search runs
+    a = advise(row, 3, records, failing=True, samples=16)
+    assert a.searched and seen
+    assert not seen & _batch_streams(row, n)
+    assert {label for label, _ in seen} == {advisor.PROBE_LABEL}
+    # not another row's either: the label is no batch's, and the scopes are the row's own
+    lo = sigma(row.level_index, row.node_depth)
+    assert all(lo <= scope < lo + 2048 for _, scope in seen)

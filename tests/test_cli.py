@@ -73,6 +73,12 @@ def test_calibrate_writes_parquet_and_views(tmp_path):
     p = run("calibrate", "--samples", "4", "--rows", "1,0 3,4", "--warehouse", str(wh))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "all assertions hold" in p.stdout
+    # the nightly's per-row table (steps.summary), read back from the warehouse
+    lines = [line.split() for line in p.stdout.splitlines()]
+    assert ["F4", "calibration:", "2", "rows", "x", "4", "boards"] in lines
+    assert ["row", "target", "p10", "p50", "p90", "exits", "p/b/l", "retry", "F4", "ovl", "pub"] in lines
+    rows = {line[0]: line for line in lines if line and line[0] in ("1-0", "3-4")}
+    assert sorted(rows) == ["1-0", "3-4"] and all(r[-3:] == ["ok", "ok", "yes"] and r[5] == "4/0/0" for r in rows.values())
     t = pq.read_table(wh / "boards" / "level_index=3" / "node_depth=4" / "part.parquet")
     assert t.num_rows == 4 and "layout" in t.column_names
     con = duckdb.connect(str(wh / "boardgen.duckdb"), read_only=True)
@@ -103,7 +109,9 @@ def test_calibrate_reports_a_failing_row(tmp_path):
     write_table(tmp_path / "t" / "board_gen.toml", [{**BASE_ROW, "r0_max_cap": 9, "max_gen_attempts": 2}])
     p = run("calibrate", "--samples", "3", "--tables", str(tmp_path / "t"), "--warehouse", str(tmp_path / "wh"))
     assert p.returncode == 3
-    assert "failed an assertion" in p.stdout and "(1,0)" in p.stdout
+    assert "1 row(s) failed an assertion: (1,0)" in p.stdout and "all assertions hold" not in p.stdout
+    row = next(line.split() for line in p.stdout.splitlines() if line.split()[:1] == ["1-0"])
+    assert row[5:] == ["0/0/3", "1.00", "A", "A'", "-", "no"]  # every board illegal: A and A' fail, nothing published
 
 
 def test_bench_prints_the_json_contract():

@@ -16,15 +16,9 @@ from pathlib import Path
 import pytest
 
 from boardgen_pipeline import cli
-from boardgen_pipeline.board.rng import sigma
+from boardgen_pipeline.board.rng import DEPTH_SPACING, sigma
 from boardgen_pipeline.calibration.advisor import PROBE_OFFSET
-from boardgen_pipeline.cli_args import (
-    ADVISOR_PROBE_OFFSET,
-    SIGMA_DEPTH_SPACING,
-    check_bench,
-    check_command,
-    check_nightly,
-)
+from boardgen_pipeline.cli_args import check_bench, check_command, check_nightly
 from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,7 +57,8 @@ CASES = {
     "calibrate --rows 0,0": (["calibrate", "--rows", "1,0 0,0"], ("--rows", "'0,0'")),
     "calibrate --workers 0": (["calibrate", "--workers", "0"], ("--workers", "0")),
     "calibrate --dask no-port": (["calibrate", "--dask", "tcp://scheduler"], ("--dask", "'tcp://scheduler'")),
-    "advise --samples 2049": (["advise", "--samples", "2049"], ("--samples", "2049")),
+    "advise --samples 4097": (["advise", "--samples", "4097"], ("--samples", "4097")),
+    "advise --probes 2049": (["advise", "--probes", "2049"], ("--probes", "2049")),
     "advise --probes 0": (["advise", "--probes", "0"], ("--probes", "0")),
     "history --row x": (["history", "--row", "x"], ("--row", "'x'")),
     "history --row of two rows": (["history", "--row", "1,0 2,4"], ("--row", "'1,0 2,4'")),
@@ -180,7 +175,7 @@ def test_a_warehouse_that_is_a_file_is_refused(tmp_path):
     ["generate", "--level", "1", "--depth", "0", "--seed", "0", "--master-seed", str(2**63 - 1)],
     ["calibrate", "--samples", "4096", "--rows", "1,0 2,4"],
     ["calibrate", "--samples", "1"],
-    ["advise", "--samples", "2048", "--probes", "2048", "--row", "1,0"],
+    ["advise", "--samples", "4096", "--probes", "2048", "--row", "1,0"],
     ["nodemap", "draw", "--seed", "0"],
     BENCH,
     ["bench", "--width", "30", "--height", "16", "--density", "0.206", "--target", "0.85", "--cap", "240",
@@ -197,8 +192,12 @@ def test_arguments_inside_their_domains_pass(argv):
 
 
 def test_the_bounds_are_those_of_the_scope_layout():
-    assert SIGMA_DEPTH_SPACING == sigma(1, 1) - sigma(1, 0) == sigma(2, 3) - sigma(2, 2)
-    assert ADVISOR_PROBE_OFFSET == PROBE_OFFSET
+    """The bounds are read from the scope layout, not copied: a layout that
+    moves moves them."""
+    assert DEPTH_SPACING == sigma(1, 1) - sigma(1, 0) == sigma(2, 3) - sigma(2, 2)
+    assert "adjacent depths are 4096 apart" in check_command("calibrate", {"samples": DEPTH_SPACING + 1})[0].message
+    assert check_command("advise", {"probes": DEPTH_SPACING - PROBE_OFFSET}) == []
+    assert check_command("advise", {"probes": DEPTH_SPACING - PROBE_OFFSET + 1})[0].field == "--probes"
 
 
 def test_bench_takes_the_table_domains_for_each_field():

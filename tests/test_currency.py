@@ -97,6 +97,19 @@ def test_a_damaged_report_or_overlays_file_makes_its_row_stale(tmp_path):
     assert currency.report_fingerprints(root) == {}
 
 
+def test_a_damaged_row_checks_file_makes_its_row_stale(tmp_path):
+    """Every row dataset (``datasets.ROW_DATASETS``) is one the row is rebuilt
+    for, the row's check verdicts too (issue 29: one list of them)."""
+    root = tmp_path / "wh"
+    table = _table(tmp_path)
+    _publish(root, table, (1, 0))
+    datasets.write_partition(root, "row_checks", (1, 0), [{"check": "a", "passed": True, "fingerprint": "x"}])
+    assert currency.rows(root, table, SAMPLES)["1-0"].current
+    flip_byte(datasets.partition_path(root, "row_checks", (1, 0)))
+    assert currency.rows(root, table, SAMPLES)["1-0"].why.startswith("damaged file row_checks/")
+    assert "row_checks" in datasets.ROW_DATASETS
+
+
 def test_draws_and_strata_follow_their_own_inputs_only(tmp_path):
     cat = catalog.load_catalog(REPO / "tables")
     root = tmp_path / "wh"

@@ -15,6 +15,7 @@ import textwrap
 import duckdb
 import pytest
 
+from boardgen_pipeline import files
 from boardgen_pipeline.steps import currency, regen
 from boardgen_pipeline.steps.summary import EXIT_STORAGE
 from boardgen_pipeline.warehouse import datasets, publish, views
@@ -139,7 +140,7 @@ def test_a_writer_killed_mid_write_loses_nothing_and_its_temp_files_are_swept(tm
     folder = datasets.partition_dir(root, "boards", (1, 0))
     leftovers = sorted(folder.glob(".*.tmp"))
     assert len(leftovers) == 1
-    mine = datasets.temp_path(folder / "part.parquet")  # a live writer's (this process's) temp file
+    mine = files.temp_name(folder / "part.parquet")  # a live writer's (this process's) temp file
     mine.write_bytes(b"in progress")
     assert {p: p.read_bytes() for p in publish.published_files(root)} == published
     assert publish.verify(root) == [] and mines_sum(root) == 18

@@ -333,3 +333,22 @@ def test_the_pipeline_keeps_the_same_history(tmp_path):
     for name in ("p10", "p50", "p90", "pass_rate", "retry_rate"):
         assert isinstance(entries[name], dg.FloatMetadataValue), name
         assert entries[name].value == pytest.approx(newest[name]), name
+
+
+def test_the_parameters_a_version_and_a_report_carry_are_the_tables_in_their_order():
+    """One list of the row's reported parameters (``board_gen.REPORTED_PARAMETERS``,
+    issue 29): the history's typed columns and the report's columns are read
+    from it, in the order and with the types they had when each was a copy
+    (the files and views of an existing warehouse keep their schema)."""
+    from boardgen_pipeline.calibration import report
+    from boardgen_pipeline.tables.board_gen import REPORTED_PARAMETERS, BoardGenRow
+
+    assert [(name, str(kind)) for name, kind in history.PARAMETERS.items()] == [
+        ("board_width", "int64"), ("board_height", "int64"), ("mine_density", "double"),
+        ("inferability_target", "double"), ("r0_max_cap", "int64"), ("max_gen_attempts", "int64"),
+        ("min_safe_count", "int64"), ("shave_ring_radius", "int64"), ("board_type", "string"),
+        ("fog_region_count", "int64"), ("fog_target_ratio", "double")]
+    assert report.TABLE_PARAMETERS == ("board_width", "board_height", "mine_density", "r0_max_cap",
+                                       "max_gen_attempts", "min_safe_count", "shave_ring_radius", "board_type",
+                                       "fog_region_count", "fog_target_ratio")
+    assert set(REPORTED_PARAMETERS) <= set(BoardGenRow.model_fields)

@@ -10,6 +10,7 @@ import dagster as dg
 import duckdb
 import pytest
 
+from boardgen_pipeline import files
 from boardgen_pipeline.calibration import assertions, batch, fingerprints
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.errors import TableError
@@ -96,7 +97,7 @@ def test_the_boards_materialization_carries_the_rows_figures_and_verdicts(small)
         assert set(m["checks"]) == set(assertions.CHECKS) and m["published"] is True
         assert m["batch_fingerprint"] == fingerprints.batch_fingerprint(table.row_fingerprint(key), N, 0)
         assert e.materialization.tags["dagster/code_version"] == "metric_v1"
-        digest = datasets.sha256_file(datasets.partition_path(root, "boards", key))
+        digest = files.sha256_file(datasets.partition_path(root, "boards", key))
         assert e.materialization.tags["dagster/data_version"] == digest[:16]
 
 

@@ -1,13 +1,19 @@
-"""Where rows run (issue 22 "Every core", "Past one machine"): the pool gives
-every item's result once, whatever the number of workers; a row that raises
-fails alone; a worker process that dies is replaced and its rows are run
-again; a Dask address that does not parse or does not answer is one
-sentence naming it, before any row runs."""
+"""Where rows run (issue 22 "Every core", "Past one machine"; issue 29 "the
+pool leans on CPython's private attributes"): the pool gives every item's
+result once, whatever the number of workers; a row that raises fails alone;
+a worker process that dies is replaced and only the row it ran runs again,
+failing once it has killed its worker ``RETRIES + 1`` times while innocent
+rows pass; a pool that breaks is started again; the workers a machine gives
+follow its control group's CPU quota; a Dask address that does not parse or
+does not answer is one sentence naming it, before any row runs. Nothing here
+reaches into a pool's private attributes: workers die as they would in
+production (``os._exit``, a failing start-up)."""
 
 from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -53,7 +59,7 @@ def test_a_row_that_raises_fails_alone(workers):
     assert str(outcomes[3].error) == "row 3 is odd" and isinstance(outcomes[3].error, ValueError)
 
 
-def test_a_worker_that_dies_is_replaced_and_its_rows_run_again(tmp_path):
+def test_a_worker_that_dies_is_replaced_and_its_row_runs_again(tmp_path):
     marker = tmp_path / "died"
     with RowPool(2) as pool:
         outcomes = list(pool.map_unordered(dies_once, [(i, str(marker)) for i in range(8)], window=4))
@@ -61,53 +67,166 @@ def test_a_worker_that_dies_is_replaced_and_its_rows_run_again(tmp_path):
     assert marker.exists()  # item 3 did kill its worker
     assert sorted((o.item[0], o.result) for o in outcomes) == [(i, i * 10) for i in range(8)]
     assert all(o.error is None for o in outcomes)
-    assert notes and notes[0].startswith("a worker process died;")
+    assert notes == [f"a worker process died running a row (exit code 9); it runs again ({pool_mod.RETRIES} retries "
+                     "left), the other rows go on"]
 
 
-def test_a_row_whose_worker_keeps_dying_fails_after_its_retries(tmp_path, monkeypatch):
-    marker = tmp_path / "never"  # the function below never writes it: item 3 kills every worker that runs it
-    monkeypatch.setattr(pool_mod, "RETRIES", 1)
+def runs_logged(item):
+    """Logs each run of an item (a file per run); item 3 then kills its
+    worker, and item 4 stays in flight until item 3 has run ``runs_of_3``
+    times (so every death happens while an innocent row is running)."""
+    x, folder, runs_of_3 = item
+    Path(folder, f"{x}.{os.getpid()}.{time.monotonic_ns()}").touch()
+    if x == 3:
+        os._exit(9)
+    if x == 4:
+        deadline = time.monotonic() + 120  # only against a hang: the condition is what it waits for
+        while len(list(Path(folder).glob("3.*"))) < runs_of_3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return x
+
+
+@pytest.mark.parametrize("retries", [0, 1, 2])
+def test_a_row_whose_worker_keeps_dying_fails_after_its_retries_and_costs_no_other_row(tmp_path, monkeypatch,
+                                                                                       retries):
+    """Item 3 kills every worker that runs it: it runs ``retries + 1`` times,
+    then fails with the worker's death; every other row runs exactly once,
+    item 4 too, which is in flight on the other worker at each death."""
+    monkeypatch.setattr(pool_mod, "RETRIES", retries)
+    items = [(i, str(tmp_path), retries + 1) for i in range(6)]
     with RowPool(2) as pool:
-        outcomes = {o.item[0]: o for o in pool.map_unordered(always_dies_on_3, [(i, str(marker)) for i in range(5)])}
-    assert outcomes[3].error is not None
-    assert {k for k, o in outcomes.items() if o.error is None} == {0, 1, 2, 4}
+        outcomes = {o.item[0]: o for o in pool.map_unordered(runs_logged, items, window=3)}
+        notes = list(pool.notes)
+    from pebble import ProcessExpired
+
+    assert isinstance(outcomes[3].error, ProcessExpired) and outcomes[3].error.exitcode == 9
+    assert {k: o.result for k, o in outcomes.items() if o.error is None} == {0: 0, 1: 1, 2: 2, 4: 4, 5: 5}
+    runs = sorted(int(p.name.split(".")[0]) for p in tmp_path.iterdir())
+    assert runs == [0, 1, 2, *[3] * (retries + 1), 4, 5]
+    assert len(notes) == retries + 1 and notes[-1].endswith(f"so it fails ({retries} retries)")
 
 
-class BreaksWhileFilled(pool_mod.ProcessPoolExecutor):
-    """The first pool breaks at its third submit, as Python 3.11's pool does
-    when a worker dies while the window is being filled: ``submit`` raises
-    (seen in CI: the nightly's step failed with no row run, then hung)."""
-
-    made = 0
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        type(self).made += 1
-        self.first, self.submits = type(self).made == 1, 0
-
-    def submit(self, fn, *args, **kwargs):
-        self.submits += 1
-        if self.first and self.submits == 3:
-            self._broken = "a worker died"
-            raise pool_mod.BrokenProcessPool("a worker died")
-        return super().submit(fn, *args, **kwargs)
+def dies_in_start_up():
+    os._exit(3)
 
 
-def test_a_pool_that_breaks_while_its_window_is_filled_runs_every_row_once(monkeypatch):
-    monkeypatch.setattr(pool_mod, "ProcessPoolExecutor", BreaksWhileFilled)
+def test_a_pool_that_breaks_is_started_again_and_runs_every_row_once(monkeypatch):
+    """Every worker of the first pool dies before it takes a row (its start-up
+    fails): pebble cannot say whose row it was and breaks the pool; a new pool
+    runs every row, each once."""
+    import multiprocessing
+
+    from pebble import ProcessPool
+
+    made = []
+
+    def start(self):
+        made.append(len(made))
+        self._executor = ProcessPool(max_workers=self.workers, context=multiprocessing.get_context("spawn"),
+                                     initializer=dies_in_start_up if len(made) == 1 else None)
+        return self._executor
+
+    monkeypatch.setattr(RowPool, "_start", start)
     with RowPool(2) as pool:
         outcomes = list(pool.map_unordered(square, range(10), window=4))
         notes = list(pool.notes)
-    assert BreaksWhileFilled.made == 2  # the broken pool, then a new one
+    assert len(made) == 2  # the broken pool, then a new one
     assert sorted((o.item, o.result) for o in outcomes) == [(i, i * i) for i in range(10)]
     assert all(o.error is None for o in outcomes)
-    assert notes and notes[0].startswith("a worker process died;")
+    assert notes and notes[0].startswith("the worker pool broke (") and notes[0].endswith("rows again")
 
 
-def always_dies_on_3(item):
-    if item[0] == 3:
-        os._exit(9)
-    return item[0]
+def test_a_pool_that_refuses_rows_while_its_window_is_filled_runs_every_row_once(monkeypatch):
+    """pebble refuses a row (``RuntimeError``) once its pool broke: as seen
+    between two rows of a window, the rows not yet sent go to a new pool."""
+    import multiprocessing
+
+    from pebble import ProcessPool
+
+    class RefusesTheThird(ProcessPool):
+        scheduled = 0
+
+        def schedule(self, *args, **kwargs):
+            type(self).scheduled += 1
+            if type(self).scheduled == 3:
+                raise RuntimeError("The Pool is not active")
+            return super().schedule(*args, **kwargs)
+
+    made = []
+
+    def start(self):
+        made.append(len(made))
+        kind = RefusesTheThird if len(made) == 1 else ProcessPool
+        self._executor = kind(max_workers=self.workers, context=multiprocessing.get_context("spawn"))
+        return self._executor
+
+    monkeypatch.setattr(RowPool, "_start", start)
+    with RowPool(2) as pool:
+        outcomes = list(pool.map_unordered(square, range(10), window=4))
+        notes = list(pool.notes)
+    assert len(made) == 2
+    assert sorted((o.item, o.result) for o in outcomes) == [(i, i * i) for i in range(10)]
+    assert all(o.error is None for o in outcomes)
+    assert notes == ["the worker pool broke (The Pool is not active); a new one runs its 3 rows again"]
+
+
+def test_a_pool_that_keeps_breaking_fails_its_rows_and_ends(monkeypatch):
+    import multiprocessing
+
+    from pebble import ProcessPool
+
+    def start(self):
+        self._executor = ProcessPool(max_workers=self.workers, context=multiprocessing.get_context("spawn"),
+                                     initializer=dies_in_start_up)
+        return self._executor
+
+    monkeypatch.setattr(RowPool, "_start", start)
+    monkeypatch.setattr(pool_mod, "RETRIES", 0)
+    with RowPool(2) as pool:
+        outcomes = list(pool.map_unordered(square, range(3), window=4))
+    assert sorted(o.item for o in outcomes) == [0, 1, 2] and all(o.error is not None for o in outcomes)
+
+
+def test_the_pool_uses_no_private_attribute_of_a_library():
+    """Issue 29: no reaching into ``concurrent.futures``' or pebble's internals."""
+    import re
+
+    source = Path(pool_mod.__file__).read_text(encoding="utf-8")
+    assert not re.search(r"\b_(broken|processes|executor_manager_thread|context|pool_manager)\b", source)
+    assert "ProcessPoolExecutor" not in source
+
+
+@pytest.mark.parametrize("v2, v1, cpus", [
+    ("200000 100000\n", None, 2),  # a 2-CPU quota (cgroup v2)
+    ("150000 100000\n", None, 2),  # 1.5 CPUs: rounded up
+    ("max 100000\n", None, None),  # no quota
+    (None, ("200000", "100000"), 2),  # cgroup v1
+    (None, ("-1", "100000"), None),  # v1 without a quota
+    (None, None, None),  # neither file
+    ("garbage", ("x", "y"), None),  # unreadable figures: no quota
+])
+def test_cgroup_cpus_reads_the_quota(tmp_path, v2, v1, cpus):
+    v2_path, v1_paths = tmp_path / "cpu.max", (tmp_path / "cfs_quota_us", tmp_path / "cfs_period_us")
+    if v2 is not None:
+        v2_path.write_text(v2)
+    if v1 is not None:
+        for path, text in zip(v1_paths, v1):
+            path.write_text(text + "\n")
+    assert pool_mod.cgroup_cpus(str(v2_path), tuple(map(str, v1_paths))) == cpus
+
+
+def test_a_2_cpu_quota_on_a_many_core_machine_gives_2_workers(tmp_path, monkeypatch):
+    (tmp_path / "cpu.max").write_text("200000 100000\n")
+    monkeypatch.setattr(pool_mod, "CGROUP_V2_MAX", str(tmp_path / "cpu.max"))
+    monkeypatch.setattr(pool_mod, "CGROUP_V1", (str(tmp_path / "none1"), str(tmp_path / "none2")))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert pool_mod.default_workers() == 2
+    assert pool_mod.parallelism(600) == 2 and pool_mod.build(600).workers == 2
+    (tmp_path / "cpu.max").write_text("max 100000\n")  # no quota: every core it may run on
+    assert pool_mod.default_workers() == 64
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})  # fewer cores than the quota
+    (tmp_path / "cpu.max").write_text("800000 100000\n")
+    assert pool_mod.default_workers() == 3
 
 
 def test_worker_counts_follow_the_rows():

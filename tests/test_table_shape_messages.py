@@ -91,7 +91,7 @@ def test_bad_text_and_bad_syntax_name_the_file(tmp_path):
     latin.write_bytes(b"a = '\xe9'\n")
     file, row, field, value, rule, message = refusal(latin)
     assert (file, row, field, value, rule) == (str(latin), "-", "-", None, "encoding")
-    assert message.startswith("not UTF-8 text: 'utf-8") and "0xe9" in message
+    assert message == "not UTF-8 text (byte 0xe9 at offset 5: invalid continuation byte); save it as UTF-8"
     broken = tmp_path / "broken.toml"
     broken.write_text("a = \n", encoding="utf-8")
     file, row, field, value, rule, message = refusal(broken)

@@ -83,17 +83,34 @@ def test_a_shipped_table_with_any_value_replaced_gives_violations(name, data):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(BASES)), data=st.data())
 def test_validate_on_any_broken_table_exits_1_with_the_report(name, data):
+    """The exact verdict: exit 1 with the loaders' report (every violation of
+    the file's own loader among it) when the tables do not load together,
+    else exit 0 with the ``ok`` lines (a mutation may leave a valid table)."""
     doc = data.draw(mutated(BASES[name]))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "tables"
         shutil.copytree(TABLES, root)
         (root / name).write_text(dump(doc), encoding="utf-8")
+        try:
+            _load(name, root / name)
+            own = []
+        except TableError as exc:
+            own = exc.violations
+        try:
+            load_catalog(root)
+            report = None
+        except TableError as exc:
+            report = exc.report()
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
             code = main(["validate", "--tables", str(root)])
-        assert code in (0, 1)
-        if code == 1:
-            assert "table violation" in err.getvalue()
+        if report is None:
+            assert not own
+            assert (code, err.getvalue()) == (0, "")
+            assert f"ok: {root / 'board_gen.toml'}: " in out.getvalue()
+        else:
+            assert (code, err.getvalue(), out.getvalue()) == (1, report + "\n", "")
+            assert all(f"  - {v}" in report.splitlines() for v in own)
 
 
 # --- the cases of the issue, through `boardgen validate` and `boardgen calibrate` -----------------
@@ -102,21 +119,43 @@ HEADER = '[header]\nspawn_side = 3  # odd side of the mine-free spawn square (3 
 FIRST_KEY = "level_index = 1\nnode_depth = 0\n"
 
 CASES = {
-    # name: (edit of board_gen.toml, (row, field, rule) that must be reported)
+    # name: (edit of board_gen.toml, (row, field, rule) that must be reported, the whole report's lines)
     "header = 3": (lambda t: "header = 3\n" + t.replace(HEADER, "").replace("monotone_in_depth", "# "),
-                   ("header", "header", "shape")),
-    "[[header]]": (lambda t: t.replace("[header]", "[[header]]"), ("header", "header", "shape")),
-    "rows = [1, 2]": (lambda t: "rows = [1, 2]\n" + t.split("\n[[rows]]")[0], ("#2", "rows", "shape")),
+                   ("header", "header", "shape"),
+                   ["row header: field header = 3: [shape] [header] must be a table, got an integer"]),
+    "[[header]]": (lambda t: t.replace("[header]", "[[header]]"), ("header", "header", "shape"),
+                   ["row header: field header = [{'spawn_side': 3, 'monotone_in_depth': ['mine_density', "
+                    "'inferability_target']}]: [shape] [header] must be a table, got an array of tables; write "
+                    "[header], not [[header]]"]),
+    "rows = [1, 2]": (lambda t: "rows = [1, 2]\n" + t.split("\n[[rows]]")[0], ("#2", "rows", "shape"),
+                      ["row #1: field rows = 1: [shape] entry #1 of rows must be a table, got an integer",
+                       "row #2: field rows = 2: [shape] entry #2 of rows must be a table, got an integer"]),
     "level_index = [1]": (lambda t: t.replace(FIRST_KEY, "level_index = [1]\nnode_depth = 0\n", 1),
-                          ("#1", "level_index", "shape")),
+                          ("#1", "level_index", "shape"),
+                          ["row #1: field level_index = [1]: [shape] key field level_index must be an integer, "
+                           "got an array"]),
     "node_depth = [0]": (lambda t: t.replace(FIRST_KEY, "level_index = 1\nnode_depth = [0]\n", 1),
-                         ("#1", "node_depth", "shape")),
+                         ("#1", "node_depth", "shape"),
+                         ["row #1: field node_depth = [0]: [shape] key field node_depth must be an integer, "
+                          "got an array"]),
     "level_index = {a = 1}": (lambda t: t.replace(FIRST_KEY, "level_index = {a = 1}\nnode_depth = 0\n", 1),
-                              ("#1", "level_index", "shape")),
+                              ("#1", "level_index", "shape"),
+                              ["row #1: field level_index = {'a': 1}: [shape] key field level_index must be an "
+                               "integer, got a table"]),
     "level_index = true": (lambda t: t.replace(FIRST_KEY, "level_index = true\nnode_depth = 0\n", 1),
-                           ("#1", "level_index", "shape")),
-    "[rows]": (lambda t: t.split("\n[[rows]]")[0] + "[rows]\nlevel_index = 1\n", ("-", "rows", "shape")),
+                           ("#1", "level_index", "shape"),
+                           ["row #1: field level_index = True: [shape] key field level_index must be an integer, "
+                            "got a boolean"]),
+    "[rows]": (lambda t: t.split("\n[[rows]]")[0] + "[rows]\nlevel_index = 1\n", ("-", "rows", "shape"),
+               ["row -: field rows = {'level_index': 1}: [shape] rows must be an array of tables ([[rows]]), got a "
+                "table; write [[rows]], not [rows]"]),
 }
+
+
+def report(path: Path, lines: list[str]) -> str:
+    """The report ``boardgen validate`` prints for ``lines`` of one file, on stderr."""
+    head = f"{len(lines)} table violation{'s' if len(lines) != 1 else ''}:"
+    return "\n".join([head, *(f"  - {path}: {line}" for line in lines)]) + "\n"
 
 
 def _tables_with(tmp_path: Path, name: str, text: str) -> Path:
@@ -138,23 +177,21 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_bad_shape_of_the_issue_is_a_violation_in_validate(tmp_path, case):
-    edit, (row, field, rule) = CASES[case]
+    edit, (row, field, rule), lines = CASES[case]
     root = _tables_with(tmp_path, "board_gen.toml", edit((TABLES / "board_gen.toml").read_text(encoding="utf-8")))
-    code, _, err = _run(["validate", "--tables", str(root)])
-    assert code == 1
-    assert "Traceback" not in err
-    assert f"{root / 'board_gen.toml'}: row {row}: field {field} = " in err
-    assert f"[{rule}]" in err
+    code, out, err = _run(["validate", "--tables", str(root)])
+    assert (code, out) == (1, "")
+    assert err == report(root / "board_gen.toml", lines)
+    assert any(line.startswith(f"row {row}: field {field} = ") and f": [{rule}] " in line for line in lines)
 
 
 @pytest.mark.parametrize("case", ["header = 3", "rows = [1, 2]", "level_index = [1]", "[[header]]"])
 def test_calibrate_stops_on_a_bad_shape_and_writes_nothing(tmp_path, case):
-    edit, (row, field, rule) = CASES[case]
+    edit, _, lines = CASES[case]
     root = _tables_with(tmp_path, "board_gen.toml", edit((TABLES / "board_gen.toml").read_text(encoding="utf-8")))
     warehouse = tmp_path / "warehouse"
-    code, _, err = _run(["calibrate", "--tables", str(root), "--warehouse", str(warehouse), "--samples", "2"])
-    assert code == 1
-    assert f"row {row}: field {field} = " in err and f"[{rule}]" in err
+    code, out, err = _run(["calibrate", "--tables", str(root), "--warehouse", str(warehouse), "--samples", "2"])
+    assert (code, out, err) == (1, "", report(root / "board_gen.toml", lines))
     assert not warehouse.exists() or not any(warehouse.rglob("*"))
 
 
@@ -188,27 +225,39 @@ def test_a_utf8_bom_is_accepted(tmp_path):
 
 
 OTHER_TABLES = {
-    # other tables: (file, text, (row, field)) for a wrong shape of their containers
-    "variation header = 3": ("variation.toml", "header = 3\n", ("header", "header")),
-    "variation [[header]]": ("variation.toml", "[[header]]\npercent_of_cells = 8\n", ("header", "header")),
+    # other tables: (file, text, the whole report's lines) for a wrong shape of their containers
+    "variation header = 3": ("variation.toml", "header = 3\n",
+                             ["row header: field header = 3: [shape] [header] must be a table, got an integer"]),
+    "variation [[header]]": ("variation.toml", "[[header]]\npercent_of_cells = 8\n",
+                             ["row header: field header = [{'percent_of_cells': 8}]: [shape] [header] must be a "
+                              "table, got an array of tables; write [header], not [[header]]"]),
     "variation types = [1]": ("variation.toml", "types = [1]\n[header]\npercent_of_cells = 8\nper_level_bonus = 1\n"
-                              "pack_min = 2\npack_max = 4\n", ("#1", "types")),
-    "resources = 3": ("resource_weights.toml", "resources = 3\n", ("-", "resources")),
-    "resources = [1]": ("resource_weights.toml", "resources = [1]\n", ("#1", "-")),
-    "nodemap level = [1]": ("nodemaps/level_1.toml", "level = [1]\n", ("-", "level")),
-    "nodemap templates = 3": ("nodemaps/level_1.toml", "level = 1\ntemplates = 3\n", ("-", "templates")),
+                              "pack_min = 2\npack_max = 4\n",
+                              ["row #1: field types = 1: [field_type] each [[types]] entry must be a table, got an "
+                               "integer"]),
+    "resources = 3": ("resource_weights.toml", "resources = 3\n",
+                      ["row -: field resources = 3: [field_type] resources must be [[resources]] tables"]),
+    "resources = [1]": ("resource_weights.toml", "resources = [1]\n",
+                        ["row #1: field - = 1: [field_type] each [[resources]] entry must be a table"]),
+    "nodemap level = [1]": ("nodemaps/level_1.toml", "level = [1]\n",
+                            ["row -: field level = [1]: [bad_value] level is an integer >= 1"]),
+    "nodemap templates = 3": ("nodemaps/level_1.toml", "level = 1\ntemplates = 3\n",
+                              ["row -: field templates = 3: [bad_value] templates is an array of tables ([[templates]])",
+                               "row level 1: field templates = 0: [empty_pool] level 1: a pool holds N >= 1 templates"]),
     "nodemap [[procedural]]": ("nodemaps/level_1.toml", "level = 1\n[[procedural]]\nenabled = false\n",
-                               ("level 1/procedural", "procedural")),
+                               ["row level 1/procedural: field procedural = [{'enabled': False}]: [bad_value] "
+                                "[procedural] is a table",
+                                "row level 1: field templates = 0: [empty_pool] level 1: a pool holds N >= 1 "
+                                "templates"]),
 }
 
 
 @pytest.mark.parametrize("case", sorted(OTHER_TABLES))
 def test_the_other_tables_report_a_wrong_shape_in_validate(tmp_path, case):
-    name, text, (row, field) = OTHER_TABLES[case]
+    name, text, lines = OTHER_TABLES[case]
     root = _tables_with(tmp_path, name, text)
-    code, _, err = _run(["validate", "--tables", str(root)])
-    assert code == 1
-    assert f"{root / name}: row {row}: field {field} = " in err
+    code, out, err = _run(["validate", "--tables", str(root)])
+    assert (code, out, err) == (1, "", report(root / name, lines))
 
 
 def test_a_table_path_that_is_a_directory_or_a_broken_link_is_a_violation(tmp_path):

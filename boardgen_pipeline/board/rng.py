@@ -24,13 +24,17 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+# The batch of SPEC 7 / seed 001 F4: row (L, D) takes scopes sigma(L, D) + i, i < N; the layout and why
+# rows never share a scope are in boardgen_pipeline/scopes.py, where the table loader reads them too.
+from boardgen_pipeline.scopes import DEFAULT_SAMPLES, DEPTH_SPACING, LEVEL_SPACING, MAX_DEPTH, SIGMA_BASE, sigma  # noqa: F401
+
 MASK64 = (1 << 64) - 1
 
 
 GOLDEN_GAMMA = 0x9E3779B97F4A7C15
 
 
-LABELS = ("board_gen", "variant_place", "node_map")
+LABELS = ("board_gen", "variant_place", "node_map", "advisor_probe")  # the last: calibration.advisor's probes
 
 
 def splitmix64(state: int) -> tuple[int, int]:
@@ -107,18 +111,3 @@ class SeedSpace:
     def derive_at(self, label: str, scope: int) -> Stream:
         return derive_at(label, scope, self.master_seed)
 
-
-# The batch of SPEC 7 / seed 001 F4: row (L, D) takes scopes sigma(L, D) + i, i < N.
-SIGMA_BASE = 10**9
-LEVEL_SPACING = 1 << 20  # scopes between two levels' depth-0 rows
-DEPTH_SPACING = 1 << 12  # scopes between two adjacent depths' rows: a batch holds at most this many boards
-MAX_DEPTH = LEVEL_SPACING // DEPTH_SPACING - 1  # 255: depth 256 of level L would be depth 0 of level L+1
-DEFAULT_SAMPLES = 256  # N
-
-
-def sigma(level_index: int, node_depth: int) -> int:
-    """Batch seed base of row ``(L, D)`` (seed 001 F4): bit-packed so that the
-    scope ranges of different rows never overlap, for depths up to
-    :data:`MAX_DEPTH` and batches up to :data:`DEPTH_SPACING` boards (the
-    table loader and the command line hold them there)."""
-    return SIGMA_BASE + LEVEL_SPACING * level_index + DEPTH_SPACING * node_depth

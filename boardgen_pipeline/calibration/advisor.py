@@ -22,10 +22,22 @@ safe cell does not rise above the row one depth shallower in its level is
 named (``difficulty_findings``), since a designer expects deeper nodes to
 play harder.
 
-Probes use their own scopes, ``sigma(L, D) + 2048 + i``, disjoint from the
-calibration batch (``sigma(L, D) + i``, i < 2048), so advice never reuses the
-boards it is judged against. Every candidate value is one the table loader
-would accept.
+Probes never draw the boards the advice is judged against (issue 29). The
+calibration batch of ``N`` boards is ``board_gen`` scopes ``sigma(L, D) + i``,
+``i < N``, and a row owns 4096 scopes (``calibrate --samples`` <= 4096):
+
+- ``N <= 2048`` (the nightly's 256, every ``advise`` default): probe ``i`` is
+  ``board_gen`` scope ``sigma(L, D) + 2048 + i`` (``PROBE_OFFSET``), inside
+  the row's scopes and after its batch, as it always was, so no report
+  record changes;
+- ``N > 2048``: the row's scopes after the batch may hold fewer than the
+  probes (none at ``N = 4096``), so probe ``i`` is scope ``sigma(L, D) + i``
+  of a stream label of its own, ``advisor_probe`` (``PROBE_LABEL``): a
+  label is part of a stream's name (``rng.initial_state``), so these streams
+  are no row's boards, whatever ``N``.
+
+``probe_stream`` is the one place that says which. Every candidate value is
+one the table loader would accept.
 """
 
 from __future__ import annotations
@@ -35,12 +47,13 @@ from dataclasses import dataclass
 
 from boardgen_pipeline.board.generator import generate_from_row
 from boardgen_pipeline.board.rng import derive_at, sigma
+from boardgen_pipeline.scopes import PROBE_OFFSET  # probes of a batch of at most 2048 boards follow it
 from boardgen_pipeline.tables.board_gen import BoardGenRow, fog_predicate, mines_target
 
 PASS_CHANCE = 0.999
 
 
-PROBE_OFFSET = 2048
+PROBE_LABEL = "advisor_probe"  # the probes of a batch of more than PROBE_OFFSET boards: a label of their own
 
 
 DEFAULT_PROBES = 128
@@ -81,9 +94,17 @@ def rate_from_records(records: list[dict]) -> PassRate:
     return PassRate(sum(1 for r in records if r["exit"] == "passed"), sum(r["attempts_used"] for r in records))
 
 
-def probe(row: BoardGenRow, spawn_side: int, samples: int = DEFAULT_PROBES, master_seed: int = 0) -> PassRate:
-    base = sigma(row.level_index, row.node_depth) + PROBE_OFFSET
-    recs = [generate_from_row(row, spawn_side, derive_at("board_gen", base + i, master_seed)).metrics
+def probe_stream(row: BoardGenRow, i: int, batch_samples: int, master_seed: int = 0):
+    """The stream of probe board ``i`` of a row calibrated on ``batch_samples``
+    boards: never one of that batch (module docstring)."""
+    if batch_samples <= PROBE_OFFSET:
+        return derive_at("board_gen", sigma(row.level_index, row.node_depth) + PROBE_OFFSET + i, master_seed)
+    return derive_at(PROBE_LABEL, sigma(row.level_index, row.node_depth) + i, master_seed)
+
+
+def probe(row: BoardGenRow, spawn_side: int, samples: int = DEFAULT_PROBES, master_seed: int = 0,
+          batch_samples: int = PROBE_OFFSET) -> PassRate:
+    recs = [generate_from_row(row, spawn_side, probe_stream(row, i, batch_samples, master_seed)).metrics
             for i in range(samples)]
     return rate_from_records(recs)
 
@@ -150,24 +171,25 @@ def classify(records: list[dict], attempts: int, failing: bool) -> str:
 QUICK_PROBES = 16
 
 
-def _good(row: BoardGenRow, spawn_side: int, samples: int, master_seed: int) -> bool:
+def _good(row: BoardGenRow, spawn_side: int, samples: int, master_seed: int, batch_samples: int = PROBE_OFFSET) -> bool:
     """Pass chance >= 99.9% on ``samples`` probe boards. A quick look at the
     first 16 boards rejects hopeless candidates (chance < 90%) early: the
     same scopes, so the full probe would only add to the same evidence."""
-    quick = probe(row, spawn_side, min(QUICK_PROBES, samples), master_seed)
+    quick = probe(row, spawn_side, min(QUICK_PROBES, samples), master_seed, batch_samples)
     if board_pass_chance(quick.p, row.max_gen_attempts) < 0.9:
         return False
-    return board_pass_chance(probe(row, spawn_side, samples, master_seed).p, row.max_gen_attempts) >= PASS_CHANCE
+    return board_pass_chance(probe(row, spawn_side, samples, master_seed, batch_samples).p,
+                             row.max_gen_attempts) >= PASS_CHANCE
 
 
-def largest_density(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0) -> float | None:
+def largest_density(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0, batch_samples=PROBE_OFFSET) -> float | None:
     """Coarse grid (0.05 steps, from 0.50 down), then the 0.01 steps just
     above the largest coarse pass. A pass window narrower than 0.05 between
     two failing coarse points can be missed: the answer is then None."""
 
     def ok(hundredths):
         cand = _variant(row, mine_density=hundredths / 100)
-        return _loadable(cand, spawn_side) and _good(cand, spawn_side, samples, master_seed)
+        return _loadable(cand, spawn_side) and _good(cand, spawn_side, samples, master_seed, batch_samples)
 
     coarse = next((h for h in range(50, 0, -5) if ok(h)), None)
     if coarse is None:
@@ -176,26 +198,26 @@ def largest_density(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0) -> f
     return fine / 100
 
 
-def smallest_cap(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0) -> int | None:
+def smallest_cap(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0, batch_samples=PROBE_OFFSET) -> int | None:
     lo, hi = spawn_side**2, (row.board_width * row.board_height) // 2
-    if not _good(_variant(row, r0_max_cap=hi), spawn_side, samples, master_seed):
+    if not _good(_variant(row, r0_max_cap=hi), spawn_side, samples, master_seed, batch_samples):
         return None
     while lo < hi:
         mid = (lo + hi) // 2
-        if _good(_variant(row, r0_max_cap=mid), spawn_side, samples, master_seed):
+        if _good(_variant(row, r0_max_cap=mid), spawn_side, samples, master_seed, batch_samples):
             hi = mid
         else:
             lo = mid + 1
     return lo
 
 
-def largest_target(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0) -> float | None:
+def largest_target(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0, batch_samples=PROBE_OFFSET) -> float | None:
     lo, hi = 85, 100  # hundredths
-    if not _good(_variant(row, inferability_target=0.85), spawn_side, samples, master_seed):
+    if not _good(_variant(row, inferability_target=0.85), spawn_side, samples, master_seed, batch_samples):
         return None
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _good(_variant(row, inferability_target=mid / 100), spawn_side, samples, master_seed):
+        if _good(_variant(row, inferability_target=mid / 100), spawn_side, samples, master_seed, batch_samples):
             lo = mid
         else:
             hi = mid - 1
@@ -204,16 +226,18 @@ def largest_target(row, spawn_side, samples=DEFAULT_PROBES, master_seed=0) -> fl
 
 def advise(row: BoardGenRow, spawn_side: int, records: list[dict], *, failing: bool,
            samples: int = DEFAULT_PROBES, master_seed: int = 0, force: bool = False) -> Advice:
-    """Advice for one row from its calibration ``records``; the searches run
-    for rows that fail or pass thinly (or always with ``force``)."""
+    """Advice for one row from its calibration ``records`` (its whole batch:
+    the probes avoid those ``len(records)`` boards); the searches run for
+    rows that fail or pass thinly (or always with ``force``)."""
     status = classify(records, row.max_gen_attempts, failing)
     rate = rate_from_records(records)
     if status == "ok" and not force:
         return Advice(row.key, status, rate, row.max_gen_attempts)
+    n = len(records)
     return Advice(row.key, status, rate, row.max_gen_attempts,
-                  density=largest_density(row, spawn_side, samples, master_seed),
-                  cap=smallest_cap(row, spawn_side, samples, master_seed),
-                  target=largest_target(row, spawn_side, samples, master_seed),
+                  density=largest_density(row, spawn_side, samples, master_seed, n),
+                  cap=smallest_cap(row, spawn_side, samples, master_seed, n),
+                  target=largest_target(row, spawn_side, samples, master_seed, n),
                   searched=True)
 
 

@@ -12,6 +12,15 @@ the batch size, the master seed and the code versions; the warehouse side
   the Boss flag and board type, the overlay version);
 - node-map draws: ``draws_fingerprint`` (pools, adventures, the row keys);
 - strata: ``inputs_fingerprint`` (pools, adventures, the current row reports).
+
+**One encoding** (issue 29): what a fingerprint hashes is plain data in
+``canonical.canonical_json`` (sorted keys, numpy scalars as the numbers they
+hold, dataclasses as their fields), never a ``repr()``, whose text moves with
+a numpy release (``np.float64(0.5)`` under numpy 2, ``0.5`` before) or a
+dataclass's field order. One exception, on purpose: ``batch_fingerprint``
+keeps its text form, as every stored board carries it and a new encoding
+would be a new value on every board of every warehouse (issue 29 changes no
+board); it joins a digest and three integers, which text renders exactly.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from boardgen_pipeline.board.solver import METRIC_VERSION
+from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.tables.board_gen import BoardGenTable
 
 OVERLAY_VERSION = 1  # bump when the overlay placement code changes what it places
@@ -83,8 +93,8 @@ def overlay_fingerprints_now(catalog, samples: int, master_seed: int) -> dict[st
 
 def variation_digest(variation) -> str:
     """Content hash of a variation table (its parsed rows and header, not the
-    file's bytes: a comment edit places the same overlays)."""
-    return hashlib.sha256(repr(replace(variation, source="")).encode()).hexdigest()[:16]
+    file's bytes nor its path: a comment edit places the same overlays)."""
+    return digest(replace(variation, source=""))
 
 
 def overlay_fingerprint(batch_fingerprint: str, variation, is_boss: bool, board_type: str) -> str:
@@ -92,25 +102,20 @@ def overlay_fingerprint(batch_fingerprint: str, variation, is_boss: bool, board_
     its boards, the variation table, and the row's Boss flag and board type
     (the Boss flag moves when a deeper row is added to the level, without the
     row's own fingerprint changing)."""
-    text = (f"{batch_fingerprint}|variation={variation_digest(variation)}|boss={is_boss}|type={board_type}"
-            f"|overlay_version={OVERLAY_VERSION}")
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return digest({"batch": batch_fingerprint, "variation": variation_digest(variation), "boss": is_boss,
+                   "type": board_type, "overlay_version": OVERLAY_VERSION})
 
 
 def pools_digest(pools) -> str:
     """Content hash of the pools (templates and step-3 parameters, not file
     paths or comments)."""
-    canon = tuple(
-        (level, tuple(replace(t, file="") for t in p.templates), p.procedural)
-        for level, p in sorted((pools or {}).items())
-    )
-    return hashlib.sha256(repr(canon).encode()).hexdigest()[:16]
+    return digest([[level, [replace(t, file="") for t in p.templates], p.procedural]
+                   for level, p in sorted((pools or {}).items())])
 
 
 def reports_fingerprint(report_fps: dict[tuple[int, int], str]) -> str:
     """Hash of which row reports (by batch fingerprint) the figures used."""
-    text = "|".join(f"{partition_key(k)}={fp}" for k, fp in sorted(report_fps.items()))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return digest({partition_key(k): fp for k, fp in report_fps.items()})
 
 
 def draws_fingerprint(pools, adventures: int, row_keys) -> str:
@@ -118,9 +123,8 @@ def draws_fingerprint(pools, adventures: int, row_keys) -> str:
     of simulated adventures, and the table's row keys (the templates check
     reads them: a battle node needs an exact row). Not the rows' parameters:
     editing a row redraws no map (issue 23)."""
-    keys = ",".join(partition_key(k) for k in sorted(row_keys))
-    text = f"pools={pools_digest(pools)}|adventures={adventures}|rows={keys}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return digest({"pools": pools_digest(pools), "adventures": adventures,
+                   "rows": [partition_key(k) for k in sorted(row_keys)]})
 
 
 def inputs_fingerprint(pools, adventures: int, report_fps: dict[tuple[int, int], str]) -> str:
@@ -128,5 +132,5 @@ def inputs_fingerprint(pools, adventures: int, report_fps: dict[tuple[int, int],
     the number of simulated adventures and the current row reports (the draws
     have their own, :func:`draws_fingerprint`). Stored in every record; the
     table-edit sensor compares it with the one now."""
-    text = f"pools={pools_digest(pools)}|adventures={adventures}|reports={reports_fingerprint(report_fps)}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return digest({"pools": pools_digest(pools), "adventures": adventures,
+                   "reports": reports_fingerprint(report_fps)})

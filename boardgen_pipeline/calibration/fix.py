@@ -100,8 +100,8 @@ def fix_row(table: BoardGenTable, key: tuple[int, int], samples: int, probes: in
 def apply_command(keys: list[tuple[int, int]] | None, table_path: str | Path, samples: int,
                   master_seed: int = 0) -> str:
     """``boardgen advise --row ... --apply`` for ``keys`` (``--all`` for
-    None), checked on the batch the caller judged (``--samples``, when the
-    advisor allows it) of the table at ``table_path`` (``--tables`` unless it
+    None), checked on the batch the caller judged (``--samples``) of the
+    table at ``table_path`` (``--tables`` unless it
     is the repository's)."""
     parts = ["boardgen", "advise"]
     if keys is None:
@@ -111,8 +111,7 @@ def apply_command(keys: list[tuple[int, int]] | None, table_path: str | Path, sa
     folder = Path(table_path).parent
     if folder.resolve() != REPO_TABLES:
         parts += ["--tables", shlex.quote(str(folder))]
-    if samples <= advisor.PROBE_OFFSET:  # advise --samples' domain (cli_args)
-        parts += ["--samples", str(samples)]
+    parts += ["--samples", str(samples)]
     if master_seed:
         parts += ["--master-seed", str(master_seed)]
     return " ".join(parts)

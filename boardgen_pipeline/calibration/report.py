@@ -7,6 +7,7 @@ from __future__ import annotations
 from boardgen_pipeline.calibration import advisor
 from boardgen_pipeline.calibration.batch import RowReport
 from boardgen_pipeline.calibration.seeds import SeedBatch
+from boardgen_pipeline.tables.board_gen import REPORTED_PARAMETERS
 
 
 def row_advice(batch: SeedBatch, records: list[dict], report: RowReport) -> advisor.Advice:
@@ -19,9 +20,9 @@ def row_advice(batch: SeedBatch, records: list[dict], report: RowReport) -> advi
                           master_seed=batch.master_seed)
 
 
-# The row's table parameters, next to its figures (issue 13: one query shows cause and effect).
-TABLE_PARAMETERS = ("board_width", "board_height", "mine_density", "r0_max_cap", "max_gen_attempts",
-                    "min_safe_count", "shave_ring_radius", "board_type", "fog_region_count", "fog_target_ratio")
+# The row's table parameters, next to its figures (issue 13: one query shows cause and effect); its
+# target is among report C's figures already (RowReport.as_dict).
+TABLE_PARAMETERS = tuple(name for name in REPORTED_PARAMETERS if name != "inferability_target")
 # Columns that may be empty, with the type they hold when they are not (a file whose only
 # record has None there would otherwise get an untyped "null" column).
 NULLABLE_TYPES = {"advice_density": "double", "advice_r0_max_cap": "int64", "advice_target": "double",

@@ -56,7 +56,6 @@ from boardgen_pipeline.calibration.fingerprints import (
 )
 from boardgen_pipeline.warehouse import datasets, publish
 
-ROW_FILES = ("boards", "calibration_report", "variant_overlays")
 DRAWS, DRAWS_FILE = "node_map_draws", "draws"
 STRATA, STRATA_FILE = "calibration_strata", "strata"
 DAMAGED = "damaged"  # the stored fingerprint of a damaged file: equal to no fingerprint now
@@ -149,7 +148,9 @@ def _facts(base, path: Path, columns: tuple[str, ...]) -> _Facts | None:
 # --- rows: boards and report ------------------------------------------------------------------------------------
 
 BATCH_COLUMNS = ("batch_fingerprint", "row_fingerprint")
-# What is read of each row file (one read a file, whatever is asked of it).
+# What is read of each row file (one read a file, whatever is asked of it). Every row dataset
+# (datasets.ROW_DATASETS) is looked at, a damaged file making its row stale; the others (a row's
+# checks) are read for their integrity only, their verdicts following the boards and overlays.
 COLUMNS = {"boards": BATCH_COLUMNS, "calibration_report": ("batch_fingerprint",),
            "variant_overlays": ("overlay_fingerprint",)}
 
@@ -160,9 +161,9 @@ def stored_batch(root, key: tuple[int, int]) -> dict | None:
     "rejected"}``), ``{"damaged": path}`` when a row file is damaged, None
     when the row was never generated."""
     root = Path(root)
-    for dataset in ROW_FILES:
+    for dataset in datasets.ROW_DATASETS:
         path = datasets.partition_path(root, dataset, key)
-        facts = _facts(root, path, COLUMNS[dataset])
+        facts = _facts(root, path, COLUMNS.get(dataset, ()))
         if facts is not None and facts.problem is not None:
             return {"damaged": f"{path.relative_to(root)}: {facts.problem}"}
     for base, rejected in ((root, False), (publish.rejected_root(root), True)):

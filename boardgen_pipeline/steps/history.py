@@ -10,7 +10,7 @@ with the time the version was first published (UTC).
 
 - **A version is its content, not its time.** ``version_of`` takes the
   figures above from the report record and names them by a digest of their
-  canonical JSON (``version``). A rerun of an unchanged row computes the
+  canonical JSON (``canonical.digest``: ``version``). A rerun of an unchanged row computes the
   same report, hence the same version, and writes nothing; an edit that puts
   a row back as it was meets its earlier version, which stays where it was
   in the trajectory (``Trajectory.current`` says which version the row's
@@ -42,11 +42,8 @@ with the time the version was first published (UTC).
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import json
 import math
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,21 +51,21 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from boardgen_pipeline import canonical, files
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration.batch import DIFFICULTY_FIGURES
+from boardgen_pipeline.tables.board_gen import REPORTED_PARAMETERS, BoardGenRow
 from boardgen_pipeline.warehouse import datasets, publish
 
 DATASET = "calibration_history"
 REPORT = "calibration_report"  # the dataset whose records a version is taken from
 LOCK = ".versions.lock"
 
-# The row's table parameters (the report's ``TABLE_PARAMETERS`` and its target), typed.
-PARAMETERS = {
-    "board_width": pa.int64(), "board_height": pa.int64(), "mine_density": pa.float64(),
-    "inferability_target": pa.float64(), "r0_max_cap": pa.int64(), "max_gen_attempts": pa.int64(),
-    "min_safe_count": pa.int64(), "shave_ring_radius": pa.int64(), "board_type": pa.string(),
-    "fog_region_count": pa.int64(), "fog_target_ratio": pa.float64(),
-}
+# The row's table parameters (``board_gen.REPORTED_PARAMETERS``: the report's and its target), each
+# typed as its field of the row (an int, a float, or one of a set of words).
+ARROW_TYPES = {int: pa.int64(), float: pa.float64()}
+PARAMETERS = {name: ARROW_TYPES.get(BoardGenRow.model_fields[name].annotation, pa.string())
+              for name in REPORTED_PARAMETERS}
 # What a version says of the batch besides its parameters: N and the code that measured it.
 INPUTS = {"row_fingerprint": pa.string(), "batch_fingerprint": pa.string(), "metric_version": pa.int64(),
           "samples": pa.int64()}
@@ -111,8 +108,7 @@ def version_of(report: dict) -> dict:
     values = {**report, "metric_version": report.get("metric_version", METRIC_VERSION),
               "pass_rate": pass_rate(report["passed"], report["samples"])}
     content = {name: _plain(values.get(name), kind) for name, kind in CONTENT.items()}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return {"version": hashlib.sha256(text.encode()).hexdigest()[:16], **content}
+    return {"version": canonical.digest(content), **content}
 
 
 def version_path(root, key: tuple[int, int], version: str) -> Path:
@@ -137,15 +133,11 @@ def keep(root, key: tuple[int, int], version: dict, now: datetime | None = None)
 
 @contextmanager
 def _exclusive(lock: Path):
-    with datasets.storage_faults(lock):
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(lock, "a+")
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    """``files.lock``, a fault taking it (a read-only warehouse) named as a storage fault."""
+    with ExitStack() as held:
+        with datasets.storage_faults(lock):
+            held.enter_context(files.lock(lock))
         yield
-    finally:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-        fh.close()
 
 
 @dataclass

@@ -9,14 +9,24 @@ calibrate``) publishes each result as it arrives, so the rows stream through:
 at most ``window`` tasks are in flight, whatever the size of the table.
 
 - ``workers = 1``: in this process, one row after the other (no start-up);
-- ``workers = N``: a ``concurrent.futures`` pool of N spawned processes. A
-  worker that dies (killed, out of memory) breaks the pool; the pool is
-  started again and the rows it held are run once more (a row is a pure
-  function of its task: running it twice gives the same bytes);
+- ``workers = N``: a ``pebble.ProcessPool`` of N spawned processes (spawn,
+  not fork: the caller has threads). A worker that dies (killed, out of
+  memory) fails only the row it was running, on that row's own future
+  (``ProcessExpired``), and pebble starts a new worker: that row runs again,
+  ``RETRIES`` times at most, and the other rows never notice (a row is a
+  pure function of its task: running it twice gives the same bytes). The
+  standard library's pool cannot say which row killed its worker (it breaks,
+  losing every row in flight), which is why pebble (docs/decisions.md,
+  "One way to do each thing (issue 29)"). Should the pool itself break
+  (a worker dying before it took a row, a pipe torn), it is started again
+  and its rows run again, uncounted; a pool that breaks ``RETRIES + 1``
+  times in a row without finishing a row fails the rows it held;
 - a Dask scheduler address: ``distributed.Client(address)``; Dask reschedules
   the rows of a worker that dies on the others (``retries`` on top).
 
-A row that raises is reported with its exception, and the other rows go on.
+At most ``window`` rows are in flight. A row that raises is reported with
+its exception, and the other rows go on; ``notes`` says what happened to
+the workers, for the caller's log.
 """
 
 from __future__ import annotations
@@ -25,13 +35,14 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 
 from boardgen_pipeline.errors import ClusterError
 
-RETRIES = 2  # runs alone of a row whose worker died, the last one killing its worker too
+RETRIES = 2  # runs again of a row whose worker died; the row fails when it kills its worker once more
 CONNECT_TIMEOUT_SECONDS = 10
 POLL_SECONDS = 2.0
 WORKERLESS_SECONDS = 60  # a cluster that lost every worker fails the run after this long
@@ -56,20 +67,21 @@ CGROUP_V2_MAX = "/sys/fs/cgroup/cpu.max"
 CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
 
 
-def cgroup_cpus(v2: str = CGROUP_V2_MAX, v1: tuple[str, str] = CGROUP_V1) -> int | None:
+def cgroup_cpus(v2: str | None = None, v1: tuple[str, str] | None = None) -> int | None:
     """The CPUs the control group's quota allows, rounded up (``cpu.max``
-    ``"200000 100000"`` is 2), or None without a quota."""
+    ``"200000 100000"`` is 2), or None without a quota. ``v2``, ``v1``: the
+    files to read (default: ``CGROUP_V2_MAX``, ``CGROUP_V1``, read when called)."""
     import math
 
     try:
-        quota, period = open(v2, encoding="ascii").read().split()[:2]
+        quota, period = Path(v2 or CGROUP_V2_MAX).read_text(encoding="ascii").split()[:2]
         if quota == "max":
             return None
         return max(1, math.ceil(int(quota) / int(period)))
     except (OSError, ValueError):
         pass
     try:
-        quota, period = (int(open(p, encoding="ascii").read().strip()) for p in v1)
+        quota, period = (int(Path(p).read_text(encoding="ascii").strip()) for p in v1 or CGROUP_V1)
     except (OSError, ValueError):
         return None
     return max(1, math.ceil(quota / period)) if quota > 0 and period > 0 else None
@@ -138,7 +150,7 @@ class RowPool:
         self.source = source  # where the address came from, for the error a bad one gets
         self.workerless_seconds = WORKERLESS_SECONDS if workerless_seconds is None else workerless_seconds
         self.dask_local_workers = dask_local_workers
-        self._executor: ProcessPoolExecutor | None = None
+        self._executor = None  # a pebble.ProcessPool, started on first use
         self._client = None
         self._cluster = None
         self._workers_seen: set = set()
@@ -199,78 +211,93 @@ class RowPool:
         else:
             yield from self._map_processes(fn, items, window)
 
-    def _start(self) -> ProcessPoolExecutor:
+    def _start(self):
         import multiprocessing
+
+        from pebble import ProcessPool
 
         # spawn, not fork: the parent (a Dagster step) has threads, and a forked child inherits
         # whatever locks they held
-        self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_warm)
+        self._executor = ProcessPool(max_workers=self.workers, initializer=_warm,
+                                     context=multiprocessing.get_context("spawn"))
         return self._executor
 
+    def _restart(self):
+        _close(self._executor)
+        return self._start()
+
     def _map_processes(self, fn, items, window) -> Iterator[Outcome]:
-        """A worker that dies breaks the pool and loses every row in it, and
-        which row killed it is unknown. So the rows lost together are
-        *suspects*, run again one at a time on a new pool before any new row:
-        an innocent row then passes, and a row that breaks the pool alone is
-        the culprit; it is tried ``RETRIES`` times alone, then reported failed
-        (the other rows never pay for it)."""
+        """Each row on its own future (module docstring): a row whose worker
+        died goes to the front of the queue, and fails once it has killed
+        ``RETRIES + 1`` workers; only that row pays for it."""
+        from pebble import ProcessExpired
+
         executor = self._executor or self._start()
-        pending: dict[Future, tuple[object, int, bool]] = {}  # future -> (item, lone deaths, alone)
-        suspects: deque[tuple[object, int]] = deque()
+        pending: dict[Future, tuple[object, int]] = {}  # future -> (item, workers it killed)
+        again: deque[tuple[object, int]] = deque()  # rows to run again, before any new row
         source = iter(items)
-        exhausted = False
+        exhausted, breaks = False, 0
         while True:
-            broken = []
-            if suspects:
-                if not pending:  # a suspect runs alone: if the pool breaks now, it did
-                    item, tries = suspects.popleft()
-                    self._submit(executor, fn, item, tries, True, pending, broken)
-            else:
-                while not exhausted and len(pending) < window:
+            broken = None
+            while len(pending) < window and (again or not exhausted):
+                if again:
+                    item, deaths = again.popleft()
+                else:
                     try:
-                        item = next(source)
+                        item, deaths = next(source), 0
                     except StopIteration:
                         exhausted = True
                         break
-                    if not self._submit(executor, fn, item, 0, False, pending, broken):
-                        break
-            if not pending and not broken:
-                return
-            done = wait(pending, return_when=FIRST_COMPLETED)[0] if pending and not broken else set()
-            for future in done:
-                item, tries, alone = pending.pop(future)
                 try:
-                    yield Outcome(item, future.result())
-                except BrokenProcessPool as exc:
-                    broken.append((item, tries, alone, exc))
-                except Exception as exc:
-                    yield Outcome(item, error=exc)
-            if broken:
-                # A row writes nothing, so a second run is as good as the first.
-                lost = broken + [(item, tries, alone, None) for item, tries, alone in pending.values()]
-                pending.clear()
-                self.notes.append(f"a worker process died; {len(lost)} rows in its pool are run again, one at a "
-                                  f"time ({RETRIES} retries for a row that kills its worker alone)")
-                _close(executor)
-                executor = self._start()
-                for item, tries, alone, exc in lost:
-                    tries += alone
-                    if tries >= RETRIES:
-                        yield Outcome(item, error=exc or BrokenProcessPool("a worker process died"))
+                    pending[executor.schedule(fn, args=(item,))] = (item, deaths)
+                except RuntimeError as exc:  # pebble refuses rows once its pool broke
+                    again.appendleft((item, deaths))
+                    broken = BrokenProcessPool(str(exc))
+                    break
+            if not pending and broken is None:
+                return
+            done = set() if broken else wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)[0]
+            if not done and broken is None and not executor.active:  # a broken pool may drop rows not yet sent
+                broken = BrokenProcessPool("the worker pool stopped")
+            for future in done:
+                item, deaths = pending.pop(future)
+                try:
+                    result = future.result()
+                except ProcessExpired as exc:  # an OSError: before the row's own errors
+                    if deaths >= RETRIES:
+                        self.notes.append(f"a worker process died running {_label(item)} (exit code {exc.exitcode}) "
+                                          f"again: it killed {deaths + 1} workers, so it fails ({RETRIES} retries)")
+                        yield Outcome(item, error=exc)
                     else:
-                        suspects.append((item, tries))
-
-    @staticmethod
-    def _submit(executor, fn, item, tries: int, alone: bool, pending: dict, broken: list) -> bool:
-        """Submit one row; a pool that broke meanwhile refuses it (Python 3.11
-        raises from ``submit``): the row is lost with the pool's other rows."""
-        try:
-            pending[executor.submit(fn, item)] = (item, tries, alone)
-            return True
-        except BrokenProcessPool as exc:
-            broken.append((item, tries, False, exc))
-            return False
+                        self.notes.append(f"a worker process died running {_label(item)} (exit code {exc.exitcode}); "
+                                          f"it runs again ({RETRIES - deaths} retries left), the other rows go on")
+                        again.appendleft((item, deaths + 1))
+                    continue
+                except BrokenProcessPool as exc:
+                    broken = exc
+                    again.appendleft((item, deaths))
+                    continue
+                except Exception as exc:  # the row fails, the others go on
+                    breaks = 0
+                    yield Outcome(item, error=exc)
+                    continue
+                breaks = 0
+                yield Outcome(item, result)
+            if broken is not None:
+                # which row (if any) broke the pool is unknown: its rows run again on a new pool, uncounted
+                again.extend(pending.values())
+                pending.clear()
+                breaks += 1
+                if breaks > RETRIES:
+                    self.notes.append(f"the worker pool broke {breaks} times without finishing a row ({broken}): "
+                                      f"its {len(again)} rows fail")
+                    while again:
+                        yield Outcome(again.popleft()[0], error=broken)
+                    executor = self._restart()
+                    breaks = 0
+                    continue
+                self.notes.append(f"the worker pool broke ({broken}); a new one runs its {len(again)} rows again")
+                executor = self._restart()
 
     def _map_dask(self, fn, items, window) -> Iterator[Outcome]:
         from distributed import wait as dask_wait
@@ -319,37 +346,17 @@ class RowPool:
             self._workers_seen = workers
 
 
-def _kill(processes: dict) -> None:
-    for proc in list(processes.values()):
-        try:
-            proc.kill()
-        except (OSError, AttributeError, ValueError):
-            pass
+def _label(item) -> str:
+    key = getattr(item, "key", None)
+    return f"row ({key[0]},{key[1]})" if isinstance(key, tuple) and len(key) == 2 else "a row"
 
 
-def _close(executor: ProcessPoolExecutor) -> None:
-    """Shut the pool down and wait for its manager thread, killing the
-    workers of a pool that broke.
-
-    A broken pool's manager (Python 3.11) terminates the workers it knows of,
-    then joins every worker; a worker spawned on demand in between is never
-    terminated, and, blocked writing its result into a pipe the manager no
-    longer reads, is joined forever (seen once in CI: a killed worker hung
-    the nightly at its end). So the wait polls, and while the pool is broken
-    every worker left is killed (a row writes nothing: its result is lost
-    and the row runs again). A healthy pool is waited for as it finishes."""
-    manager = getattr(executor, "_executor_manager_thread", None)
-    processes = getattr(executor, "_processes", None) or {}  # the manager's own dict: it outlives shutdown()
-    if getattr(executor, "_broken", False):
-        _kill(processes)
-    executor.shutdown(wait=False, cancel_futures=True)
-    while manager is not None and manager.is_alive():
-        manager.join(POLL_SECONDS)
-        if getattr(executor, "_broken", False):
-            _kill(processes)
-
-
-_END = object()
+def _close(executor) -> None:
+    """Stop a pebble pool: its workers are stopped (a row in flight writes
+    nothing, so nothing is lost that a rerun does not make again) and its
+    threads joined."""
+    executor.stop()
+    executor.join()
 
 
 def check_address(address: str) -> str | None:

@@ -7,12 +7,16 @@ node_depth)``. Loading runs every check and reports every violation at once
 (file, row key, field, value, rule); nothing is returned unless the whole
 table is valid. ``elite_*`` / ``boss_*`` fields are reserved for other
 documents and carried through untouched.
+
+Besides SPEC 2.7's checks, ``node_depth`` is at most ``scopes.MAX_DEPTH``
+(255; rule ``seed_scopes``): the F4 batch of row ``(L, D)`` draws the scopes
+``sigma(L, D) + i`` (SPEC 7), and ``sigma`` gives a depth 4096 scopes and a
+level 256 depths, so a deeper row would calibrate on another row's boards
+(``boardgen_pipeline/scopes.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +25,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.scopes import MAX_DEPTH, why_max_depth
 from boardgen_pipeline.tables.shape import array_of_tables, int_key_violation, is_int, table_violation
 from boardgen_pipeline.tables.tomlio import load_toml
 
@@ -53,7 +59,7 @@ def mines_target(density: float, width: int, height: int, spawn_side: int) -> in
 # Domain text shown to the designer when a value is out of its domain.
 DOMAINS = {
     "level_index": "int >= 1",
-    "node_depth": "int >= 0",
+    "node_depth": f"int [0, {MAX_DEPTH}]",
     "board_width": "int [8, 64]",
     "board_height": "int [8, 64]",
     "mine_density": "float (0, 0.5]",
@@ -103,6 +109,15 @@ class BoardGenRow(BaseModel):
         out = self.model_dump(exclude={"reserved"})
         out.update(self.reserved)
         return out
+
+
+# The row's parameters that its calibration report and each version of its history carry beside the
+# figures (issue 13: one query shows cause and effect; issue 23), in their column order; the keys are
+# in the path and solver_rules is frozen. The one list: calibration.report.TABLE_PARAMETERS and
+# steps.history.PARAMETERS are read from it (issue 29).
+REPORTED_PARAMETERS = ("board_width", "board_height", "mine_density", "inferability_target", "r0_max_cap",
+                       "max_gen_attempts", "min_safe_count", "shave_ring_radius", "board_type", "fog_region_count",
+                       "fog_target_ratio")
 
 
 @dataclass(frozen=True)
@@ -170,8 +185,7 @@ class BoardGenTable:
         payload = {"spawn_side": self.header.spawn_side, "row": self.rows[key].fields()}
         if self.rows[key].fog_region_count:
             payload["dig_ap_cost"] = self.header.dig_ap_cost
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return digest(payload)
 
 
 KEY_FIELDS = ("level_index", "node_depth")
@@ -233,6 +247,9 @@ def _row(path: str, raw: dict, header: Header, violations: list[Violation], inde
                                             f"must be {DOMAINS.get(name, '?')} ({err['msg']})"))
         return None
     before = len(violations)
+    if row.node_depth > MAX_DEPTH:
+        violations.append(Violation(path, label, "node_depth", row.node_depth, "seed_scopes",
+                                    f"must be <= {MAX_DEPTH}: {why_max_depth()}"))
     W, H = row.board_width, row.board_height
     cap_hi = (W * H) // 2
     if not header.spawn_cells <= row.r0_max_cap <= cap_hi:

@@ -8,30 +8,29 @@ The file is edited through tomlkit, which keeps the text around the values it
 is told to change, and only lines holding a changed value may differ: any
 other difference is refused, so no comment can be lost. The edited text is
 validated by the table's own loader before the table is touched; the table is
-then replaced in one step (a temporary file in the same folder, fsync,
-rename), under a lock on the folder, from the file as it is then, so one run's
-write never overwrites another run's rows with stale text.
+then replaced in one step (``files.atomic_write``: a temporary file in the
+same folder, validated there, fsync, rename, fsync of the folder), under a
+lock on the folder itself (``files.lock``: no lock file is left among the
+tables), from the file as it is then, so one run's write never overwrites
+another run's rows with stale text.
 """
 
 from __future__ import annotations
 
 import codecs
 import difflib
-import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import tomlkit
 
-from boardgen_pipeline.errors import TableError
+from boardgen_pipeline import files
+from boardgen_pipeline.errors import TableError, not_utf8
 from boardgen_pipeline.tables.board_gen import KEY_FIELDS, BoardGenTable, load_board_gen
-
-TEMP_SUFFIX = ".tmp"  # not *.toml: the table digests (calibration.fingerprints) never see a temporary file
 
 
 class EditRefused(Exception):
@@ -135,8 +134,8 @@ def _read(path: Path) -> tuple[str, bool]:
         raise EditRefused(f"{path}: cannot read: {exc.strerror}; nothing written") from None
     try:
         return raw.decode("utf-8-sig"), raw.startswith(codecs.BOM_UTF8)
-    except UnicodeDecodeError:
-        raise EditRefused(f"{path}: not UTF-8 text; nothing written") from None
+    except UnicodeDecodeError as exc:
+        raise EditRefused(f"{path}: {not_utf8(exc)}; nothing written") from None
 
 
 def _validated(temp: Path, path: Path) -> BoardGenTable:
@@ -150,18 +149,6 @@ def _validated(temp: Path, path: Path) -> BoardGenTable:
         raise EditRefused(f"the edited table would not validate: {first}{more}; nothing written") from None
 
 
-@contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive lock on the table's folder (no lock file is left behind):
-    two ``--apply`` runs edit the table one after the other."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
 def _unchanged_rows(path: Path, based_on: BoardGenTable, changes: Sequence[RowChange]) -> None:
     """The rows to change are still those the changes were computed from."""
     try:
@@ -172,33 +159,6 @@ def _unchanged_rows(path: Path, based_on: BoardGenTable, changes: Sequence[RowCh
         if now.rows.get(change.key) != based_on.rows.get(change.key):
             raise EditRefused(f"{path}: row ({change.key[0]},{change.key[1]}) changed since its advice was computed; "
                               "nothing written (run the command again)")
-
-
-def _write_temp(folder: Path, name: str, data: bytes, like: os.stat_result | None) -> Path:
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=TEMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        if like is not None:  # the table keeps its permissions (and owner, where allowed)
-            os.chmod(temp, stat.S_IMODE(like.st_mode))
-            try:
-                os.chown(temp, like.st_uid, like.st_gid)
-            except OSError:
-                pass
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return Path(temp)
-
-
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)  # the rename itself survives a crash
-    finally:
-        os.close(fd)
 
 
 def apply_changes(path: Path | str, changes: Sequence[RowChange], *, based_on: BoardGenTable | None = None,
@@ -217,27 +177,22 @@ def apply_changes(path: Path | str, changes: Sequence[RowChange], *, based_on: B
         text, _ = _read(path)
         new = _new_text(path, text, changes)
         with tempfile.TemporaryDirectory() as scratch:
-            temp = _write_temp(Path(scratch), path.name, new.encode(), None)
+            temp = Path(scratch) / path.name
+            temp.write_bytes(new.encode())
             table = _validated(temp, path)
         return Edit(path, unified_diff(path, text, new), table, written=False)
     check_writable(path)
     folder = path.parent
-    with _folder_lock(folder):
+    validated: list[BoardGenTable] = []
+    with files.lock(folder):  # two --apply runs edit the table one after the other
         text, bom = _read(path)  # as it is now: another run may have written it since
         if based_on is not None:
             _unchanged_rows(path, based_on, changes)
         new = _new_text(path, text, changes)
         try:
-            temp = _write_temp(folder, path.name, (codecs.BOM_UTF8 if bom else b"") + new.encode(), path.stat())
+            files.atomic_write(path, (codecs.BOM_UTF8 if bom else b"") + new.encode(),
+                               before_replace=lambda temp: validated.append(_validated(temp, path)))
         except OSError as exc:
-            raise EditRefused(f"{path}: cannot write in {folder}: {exc.strerror}; nothing written") from None
-        try:
-            table = _validated(temp, path)
-            os.replace(temp, path)
-        except BaseException as exc:
-            temp.unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise EditRefused(f"{path}: cannot replace the table: {exc.strerror}; nothing written") from None
-            raise
-        _fsync_folder(folder)
-    return Edit(path, unified_diff(path, text, new), table, written=True)
+            where = f"cannot replace the table: {exc.strerror}" if validated else f"cannot write in {folder}: {exc.strerror}"
+            raise EditRefused(f"{path}: {where}; nothing written") from None
+    return Edit(path, unified_diff(path, text, new), validated[0], written=True)

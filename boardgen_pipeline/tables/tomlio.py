@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.errors import TableError, Violation, not_utf8
 
 
 def load_toml(path: Path | str) -> dict:
@@ -27,7 +27,7 @@ def load_toml(path: Path | str) -> dict:
     except OSError as exc:  # unreadable (permissions, a broken link): the designer's to fix, no traceback
         raise TableError([Violation(str(path), "-", "-", None, "file_unreadable", f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:
-        raise TableError([Violation(str(path), "-", "-", None, "encoding", f"not UTF-8 text: {exc}")]) from None
+        raise TableError([Violation(str(path), "-", "-", None, "encoding", not_utf8(exc))]) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

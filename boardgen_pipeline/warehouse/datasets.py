@@ -7,10 +7,10 @@ datasets that are not per row (``FLAT_DATASETS``: the node-map draws and the
 stratified figures); ``calibration_history`` holds one file per version of a
 row's report, ``.../level_index=L/node_depth=D/<version>.parquet``
 (``steps.history``, issue 23).
-Every file is written to a temporary name in the same folder and renamed
-into place (``os.replace`` is atomic on POSIX), so a crash mid-write never
-leaves a partial ``*.parquet`` visible and readers see either the old file or
-the new one. Files are written with fixed settings and no wall-clock
+Every file is replaced with ``files.atomic_write`` (a temporary name in the
+same folder, fsync, ``os.replace``, fsync of the folder), so a crash mid-write
+never leaves a partial ``*.parquet`` visible and readers see either the old
+file or the new one. Files are written with fixed settings and no wall-clock
 metadata, so the same records give the same bytes: a rerun is idempotent.
 
 DuckDB holds only *views* over ``read_parquet(..., hive_partitioning=true)``:
@@ -38,7 +38,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import uuid
 from contextlib import contextmanager
 from functools import lru_cache
 from operator import itemgetter
@@ -47,6 +46,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from boardgen_pipeline import files
 from boardgen_pipeline.errors import WarehouseError
 
 # Every dataset of the warehouse, by kind: the one list every module reads (issue 29).
@@ -66,7 +66,6 @@ DB_NAME = "boardgen.duckdb"
 
 MANIFEST = "_manifest"
 DIGEST_SUFFIX = ".sha256"
-TEMP_SUFFIX = ".tmp"
 
 
 # errno -> the words a person reads; the rest fall back to strerror
@@ -89,6 +88,8 @@ TEXT_CAUSES = {
     "not a directory": CAUSES[errno.ENOTDIR],
     "permission denied": "permission denied",
     "file too large": CAUSES[errno.EFBIG],
+    "not a valid duckdb database file": "not a DuckDB database file (damaged or overwritten: `boardgen calibrate` "
+                                        "or `make run` writes it again)",
 }
 
 
@@ -131,7 +132,7 @@ def check_writable(root: Path | str) -> Path:
                     raise WarehouseError(root, cause)
                 break
         root.mkdir(parents=True, exist_ok=True)
-        probe = root / f".probe{temp_tag()}"
+        probe = files.temp_name(root / "probe")
         try:
             with open(probe, "wb") as fh:
                 fh.write(b"\0" * 4096)  # a few blocks: a full disk fails here, not after a row is computed
@@ -140,25 +141,6 @@ def check_writable(root: Path | str) -> Path:
         finally:
             probe.unlink(missing_ok=True)
     return root
-
-
-def temp_tag() -> str:
-    """The middle of a temporary file's name: the writer's pid (so the next
-    run can tell a dead writer's leftovers from a live one's) and a nonce."""
-    return f".{os.getpid()}.{uuid.uuid4().hex}{TEMP_SUFFIX}"
-
-
-def temp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}{temp_tag()}")
-
-
-def temp_pid(path: Path) -> int | None:
-    """The pid recorded in a temporary file's name, or None (an older name)."""
-    parts = Path(path).name.split(".")
-    try:
-        return int(parts[-3])
-    except (IndexError, ValueError):
-        return None
 
 
 def digest_path(root: Path | str, path: Path | str) -> Path:
@@ -170,14 +152,6 @@ def digest_path(root: Path | str, path: Path | str) -> Path:
     except ValueError:
         rel = Path(path).resolve().relative_to(Path(root).resolve())
     return Path(root) / MANIFEST / rel.parent / (rel.name + DIGEST_SUFFIX)
-
-
-def sha256_file(path: Path | str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def recorded_digest(root: Path | str, path: Path | str) -> str | None:
@@ -200,7 +174,7 @@ def file_problem(root: Path | str, path: Path | str) -> str | None:
         if expected is None:
             return "no recorded digest"
         try:
-            actual = sha256_file(path)
+            actual = files.sha256_file(path)
         except OSError as exc:
             return f"unreadable: {warehouse_error(exc, path).cause}"
         if actual == expected:
@@ -211,16 +185,7 @@ def file_problem(root: Path | str, path: Path | str) -> str | None:
 def write_digest(root: Path | str, path: Path, digest: str) -> Path:
     target = digest_path(root, path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(target)
-    try:
-        with open(tmp, "w", encoding="ascii") as fh:
-            fh.write(f"{digest}  {path.name}\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+    return files.atomic_write(target, f"{digest}  {path.name}\n", encoding="ascii")
 
 
 def remove_digest(root: Path | str, path: Path) -> None:
@@ -334,13 +299,14 @@ def write_atomic(table: pa.Table, path: Path, root: Path | str | None = None) ->
 
 
 def write_bytes_atomic(data: bytes, path: Path, root: Path | str | None = None, digest: str | None = None) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename, its
-    digest (``digest``, or computed here) recorded in ``root``'s manifest
-    first (``root``: the warehouse the file belongs to; found from the path
-    when not given). A file that already holds exactly these bytes, with
-    their digest recorded, is left alone (same bytes, same mtime): a rerun
-    that computes the same data rewrites nothing, so a run over several
-    assets touches only what changed (issue 13)."""
+    """Replace ``path`` with ``data`` (``files.atomic_write``), its digest
+    (``digest``, or computed here) recorded in ``root``'s manifest first,
+    once the new bytes are synced and before they are renamed into place
+    (``root``: the warehouse the file belongs to; found from the path when
+    not given). A file that already holds exactly these bytes, with their
+    digest recorded, is left alone (same bytes, same mtime): a rerun that
+    computes the same data rewrites nothing, so a run over several assets
+    touches only what changed (issue 13)."""
     path = Path(path)
     root = Path(root) if root is not None else warehouse_root_of(path)
     digest = digest or hashlib.sha256(data).hexdigest()
@@ -352,17 +318,7 @@ def write_bytes_atomic(data: bytes, path: Path, root: Path | str | None = None, 
         except OSError:
             pass  # no file yet (or unreadable): write it
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temp_path(path)
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            write_digest(root, path, digest)
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        files.atomic_write(path, data, before_replace=lambda _tmp: write_digest(root, path, digest))
     return path
 
 

@@ -30,12 +30,12 @@ the pipeline's rules on top of it:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from boardgen_pipeline import files
 from boardgen_pipeline.warehouse import datasets
 
 REJECTED = "_rejected"
@@ -56,7 +56,7 @@ def _writer_gone(path: Path, max_age: float) -> bool:
     that is older than ``max_age`` (a name without a pid, or a reused pid)."""
     import time
 
-    pid = datasets.temp_pid(Path(str(path).removesuffix(".wal")))
+    pid = files.temp_pid(Path(str(path).removesuffix(".wal")))  # DuckDB's log beside a temp database
     try:
         age = time.time() - path.stat().st_mtime
     except FileNotFoundError:
@@ -319,9 +319,6 @@ def prune(root: Path | str, keep: set[tuple[int, int]]) -> list[str]:
 
 
 def file_digest(path: Path | str) -> str:
-    """Content hash of a published file (its data version)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
+    """Content hash of a published file (its data version): the first 16
+    hex digits of its sha256 (``files.sha256_file``)."""
+    return files.sha256_file(path)[:16]

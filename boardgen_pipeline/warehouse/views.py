@@ -4,8 +4,9 @@ views", "A warehouse can be moved and copied").
 
 The DuckDB file holds views only, over ``read_parquet`` globs of each
 dataset. It is rebuilt in a temporary file and renamed over
-``boardgen.duckdb`` (atomic on POSIX), under a file lock shared by the
-pipeline's writers only, so a writer never opens the live database file: a
+``boardgen.duckdb`` (``files.replacing``: fsync, atomic rename, fsync of the
+folder), under a file lock shared by the pipeline's writers only
+(``files.lock``), so a writer never opens the live database file: a
 reader holding it cannot make a run fail, and a run cannot make a reader
 fail. A view over an empty glob cannot be bound, so only datasets with files
 get a view.
@@ -33,14 +34,13 @@ not the database file's, so relative globs would break the documented
 
 from __future__ import annotations
 
-import fcntl
 import glob
 import hashlib
 import os
 import re
-from contextlib import contextmanager
 from pathlib import Path
 
+from boardgen_pipeline import files
 from boardgen_pipeline.errors import WarehouseError
 from boardgen_pipeline.warehouse import datasets
 
@@ -113,25 +113,6 @@ def view_statements(root: Path | str) -> dict[str, str]:
     return out
 
 
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _verify_database(path: Path, statements: dict[str, str]) -> None:
     """Reopen ``path`` read-only: every expected view is there, each with the
     digest of its whole statement. (Binding each view would read the schema of
@@ -189,27 +170,25 @@ def refresh_views_atomic(root: Path | str, force: bool = False) -> Path:
     db = root / datasets.DB_NAME
     with datasets.storage_faults(root):
         root.mkdir(parents=True, exist_ok=True)
-    tmp = datasets.temp_path(db)
-    wal = Path(f"{tmp}.wal")
+    wal = None
     try:
-        with _locked(root / VIEWS_LOCK):
+        with files.lock(root / VIEWS_LOCK):
             statements = view_statements(root)
             if not force and _current(db, statements):
                 return db
-            con = duckdb.connect(str(tmp))
-            try:
-                for view, sql in statements.items():
-                    con.execute(f"create view {view} as {sql}")
-                    con.execute(f"comment on view {view} is '{_digest(sql)}'")
-                con.execute("checkpoint")  # fails loudly here, where close() would swallow it
-            finally:
-                con.close()
-            if wal.exists() and wal.stat().st_size:
-                raise WarehouseError(db, "the new views were not checkpointed into the database file (disk full?)")
-            _fsync(tmp)
-            _verify_database(tmp, statements)
-            os.replace(tmp, db)
-            _fsync(root)
+            with files.replacing(db) as tmp:
+                wal = Path(f"{tmp}.wal")
+                con = duckdb.connect(str(tmp))
+                try:
+                    for view, sql in statements.items():
+                        con.execute(f"create view {view} as {sql}")
+                        con.execute(f"comment on view {view} is '{_digest(sql)}'")
+                    con.execute("checkpoint")  # fails loudly here, where close() would swallow it
+                finally:
+                    con.close()
+                if wal.exists() and wal.stat().st_size:
+                    raise WarehouseError(db, "the new views were not checkpointed into the database file (disk full?)")
+                _verify_database(tmp, statements)
     except WarehouseError:
         raise
     except (OSError, duckdb.IOException) as exc:
@@ -219,9 +198,9 @@ def refresh_views_atomic(root: Path | str, force: bool = False) -> Path:
             raise
         raise datasets.warehouse_error(exc, db) from exc
     finally:
-        for leftover in (tmp, wal):
+        if wal is not None:
             try:
-                leftover.unlink(missing_ok=True)
+                wal.unlink(missing_ok=True)
             except OSError:
                 pass
     return db
