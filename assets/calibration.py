@@ -22,7 +22,7 @@ import dagster as dg
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration import assertions, fingerprints
 from boardgen_pipeline.errors import ClusterError
-from boardgen_pipeline.steps import chain, currency, publish_rows, stratify, table_check
+from boardgen_pipeline.steps import chain, currency, publish_rows, row_checks, stratify, table_check
 from boardgen_pipeline.variants import outcomes as overlay_checks
 from boardgen_pipeline.warehouse import publish, views
 
@@ -36,7 +36,8 @@ from .tables import GROUP, load_catalog_or_fail, validated_rows
 # Bump when the generator's output for the same seed changes (the metric version does).
 CODE_VERSIONS = {BOARDS: f"metric_v{METRIC_VERSION}", OVERLAYS: f"overlay_v{fingerprints.OVERLAY_VERSION}",
                  REPORT: f"report_metric_v{METRIC_VERSION}"}
-PLOTTED = ("p10", "p50", "p90", "pass_rate", "retry_rate")  # plain floats: the UI plots them by partition
+# plain floats: the UI plots them by partition
+PLOTTED = ("p10", "p50", "p90", "pass_rate", "retry_rate", "mean_survival", "win_rate", "mean_guesses")
 
 SPECS = [
     dg.AssetSpec(SEED_BATCHES, deps=[validated_rows], group_name=GROUP, skippable=True,
@@ -72,6 +73,9 @@ def boards_materialization(result: chain.RowResult) -> dg.AssetMaterialization:
     figures["checks"] = {o.name: o.passed for o in result.outcomes.get(BOARDS, ())}
     metadata = {"figures": dg.MetadataValue.json(figures), "path": dg.MetadataValue.path(result.written[BOARDS])}
     metadata.update({k: dg.MetadataValue.float(float(figures[k])) for k in PLOTTED if figures.get(k) is not None})
+    # the row's page: what a perfect player risks on it (check F's pictures, kept on every row)
+    metadata.update({k: dg.MetadataValue.md(v) for o in result.outcomes.get(BOARDS, ())
+                     if o.name in row_checks.ALWAYS_PICTURED for k, v in o.pictures.items()})
     return dg.AssetMaterialization(BOARDS, partition=result.partition_key, metadata=metadata, tags={
         "dagster/data_version": result.digests[BOARDS][:16], "dagster/code_version": CODE_VERSIONS[BOARDS]})
 

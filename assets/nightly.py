@@ -194,17 +194,10 @@ def _main(argv=None) -> int:
     console = Console(width=None if sys.stdout.isatty() else 80)  # a log file reads like an 80-column terminal
     console.print("[bold]boardgen nightly[/]: loading Dagster ...")
     check_cluster()  # a Dask address that does not answer fails here, before anything is created or written
-
-    from assets.home import ensure_dagster_home, fail_orphaned_runs
-
-    home = ensure_dagster_home(args.dagster_home)
-    import dagster as dg
-
-    from assets.names import BATCH_TAG, TRIGGER_TAG
+    from assets.home import dagster_home
     from boardgen_pipeline import catalog as catalogs
     from boardgen_pipeline.steps import runs
     from boardgen_pipeline.steps.pool import parallelism
-    from boardgen_pipeline.steps.progress import RowsProgress
     from boardgen_pipeline.tables.board_gen import default_tables_dir
     from boardgen_pipeline.warehouse import datasets, publish
 
@@ -212,30 +205,65 @@ def _main(argv=None) -> int:
     root = datasets.default_root()
     datasets.check_writable(root)  # a bad warehouse path fails here, before any row runs
     publish.sweep_temp_files(root)  # what a killed run left behind
+    try:
+        catalog, invalid = catalogs.load_catalog(default_tables_dir()), None
+    except TableError as exc:
+        catalog, invalid = None, exc
     batch = uuid.uuid4().hex[:12]
+    home = Path(args.dagster_home).resolve() if args.dagster_home else dagster_home()
+    os.environ["DAGSTER_HOME"] = str(home)  # the lanes' instance, which they open once the plan is written
+    plan_path = home / "nightly" / f"{batch}.json"
+    # the lanes start now: their imports (Dagster, the code location, the kernels) overlap the set-up below
+    slots = parallelism(len(catalog.board_gen.rows), args.workers) if catalog is not None else 0
+    procs = [_spawn(plan_path, str(i)) for i in range(slots)]
+    try:
+        code, result = _coordinate(args, console, catalog, invalid, samples, batch, plan_path, procs)
+    finally:
+        if not plan_path.exists():
+            runs.cancel_plan(plan_path)
+        for p in procs:
+            p.wait()
+        runs.forget(plan_path)
+    if result is None:
+        return code
+    home, t_runs, outcomes, checks, made, gone = result
+    timings = (f"wall {time.perf_counter() - wall0:.1f} s (runs {t_runs:.1f} s); retention: {gone} old run(s) "
+               "forgotten")
+    return summary.print_nightly(console, root, catalog, samples, master_seed, checks, outcomes, made, timings, home,
+                                 summary.shown(Path(sys.executable).with_name("boardgen")))
+
+
+
+def _coordinate(args, console, catalog, invalid, samples: int, batch: str, plan_path: Path, procs: list):
+    """The instance's part of the nightly: ``(exit code, None)`` when it stops
+    before the runs, else ``(None, (home, seconds, runs, checks, made, pruned))``."""
+    from assets.home import ensure_dagster_home, fail_orphaned_runs
+
+    home = ensure_dagster_home(args.dagster_home)
+    import dagster as dg
+
+    from assets.names import BATCH_TAG, TRIGGER_TAG
+    from boardgen_pipeline.steps import runs
+    from boardgen_pipeline.steps.progress import RowsProgress
+
     tags = {TRIGGER_TAG: TRIGGER, BATCH_TAG: batch}
     with dg.DagsterInstance.get() as instance:
         orphans = fail_orphaned_runs(instance)  # runs of a killed nightly would hold the run queue forever
         if orphans:
             console.print(f"marked {len(orphans)} orphaned run(s) of a dead process as failed: "
                           + ", ".join(r[:8] for r in orphans))
-        try:
-            catalog = catalogs.load_catalog(default_tables_dir())
-        except TableError as exc:
+        if invalid is not None:
             run_id = _validation_run(instance, tags)
-            print(exc.report(), file=sys.stderr)
+            print(invalid.report(), file=sys.stderr)
             console.print(f"[red]table validation failed[/] (run {run_id[:8]}); nothing was generated or written")
-            return EXIT_TABLE
+            return EXIT_TABLE, None
         table = catalog.board_gen
         order = _register(instance, table)
-        lanes = runs.plan(order, runs.row_costs(table, samples), parallelism(len(table.rows), args.workers))
-        (home / "nightly").mkdir(exist_ok=True)
-        plan_path = runs.write_plan(home / "nightly" / f"{batch}.json", tags, lanes, keep_days=args.keep_days,
-                                    keep_runs=args.keep_runs)
+        lanes = runs.plan(order, runs.row_costs(table, samples), len(procs), first_extra=runs.PREPARE_COST)
+        runs.write_plan(plan_path, tags, lanes, keep_days=args.keep_days, keep_runs=args.keep_runs)
         sizes = {r.first: r.rows for lane in lanes for r in lane}
         console.print(f"tables valid: {len(table.rows)} rows x {samples} boards; {sum(map(len, lanes))} "
                       f"run(s) in {len(lanes)} process(es), each recording its own rows, then the table's checks")
-        procs = [_spawn(plan_path, str(i)) for i in range(len(lanes))]
         t0 = time.perf_counter()
         batch_runs = Runs(instance, batch, sizes)
         with RowsProgress(console, len(table.rows), samples, f"{len(lanes)} lane(s)") as bar:
@@ -251,14 +279,8 @@ def _main(argv=None) -> int:
         if runs.arrived(plan_path) < len(lanes):  # a lane died before the table's run: run it now
             console.print("[yellow]a lane ended before its runs were done; the table's checks run now[/]")
             _spawn(plan_path, "table").wait()
-        t_runs = time.perf_counter() - t0
         outcomes, checks, made = batch_runs.outcomes()
-        gone = runs.noted(plan_path, "pruned")
-        runs.forget(plan_path)
-    timings = (f"wall {time.perf_counter() - wall0:.1f} s (runs {t_runs:.1f} s); retention: {gone} old run(s) "
-               "forgotten")
-    return summary.print_nightly(console, root, catalog, samples, master_seed, checks, outcomes, made, timings, home,
-                                 summary.shown(Path(sys.executable).with_name("boardgen")))
+        return None, (home, time.perf_counter() - t0, outcomes, checks, made, runs.noted(plan_path, "pruned"))
 
 
 if __name__ == "__main__":

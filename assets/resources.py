@@ -62,7 +62,8 @@ class RowWorkers(dg.ConfigurableResource):
 
 
 def workers_from_env() -> RowWorkers:
-    return RowWorkers(dask_scheduler=pool.dask_address_from(os.environ)[0],
+    return RowWorkers(workers=int(os.environ.get("BOARDGEN_RUN_WORKERS") or 1),
+                      dask_scheduler=pool.dask_address_from(os.environ)[0],
                       dask_wait_seconds=float(os.environ.get("BOARDGEN_DASK_WAIT_SECONDS") or 60))
 
 

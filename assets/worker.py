@@ -27,7 +27,6 @@ TABLE_LANE = "table"
 def main(argv=None) -> int:
     plan_path, lane = argv if argv is not None else sys.argv[1:3]
     plan_path = Path(plan_path)
-    plan = runs.read_plan(plan_path)
     import dagster as dg
 
     from assets import definitions, retention
@@ -35,6 +34,10 @@ def main(argv=None) -> int:
     from boardgen_pipeline.steps.chain import warm_up
 
     warm_up()  # the kernels from numba's cache, once for every run of the lane
+    # started before the nightly has its plan (the imports above overlap its own set-up): wait for it
+    plan = runs.wait_for_plan(plan_path)
+    if plan is None or (lane != TABLE_LANE and int(lane) >= len(plan["lanes"])):
+        return 0  # the nightly stopped before any run (a bad table, a storage fault), or needs fewer lanes
     tags = plan["tags"]
 
     def execute(job_def, **extra):

@@ -10,20 +10,23 @@ Not a test: it prints figures.
    runs (``probability.tables`` + ``probability.combine``) and of
    ``ms_toollib.cal_probability_onboard`` (floats), on the same positions;
    inputs are built before the timers. Best of ``--repeat`` runs, CPU time.
-2. Every row of the default tables: ``generate_batch_from_row`` over the
-   row's 256 scopes (as ``benchmarks/scale.py`` ``generator_alone``), then
-   ``player.play_batch`` on the boards it made, given each board's
-   ``revealed``, ``safe_count`` and ``solvable_full_logic`` (so boards that
-   need no guess cost nothing). CPU milliseconds a row and the ratio.
+2. The nightly's row work (``steps.chain.run_row``, every stage, as
+   ``benchmarks/row_work.py`` measures it) on the default tables (and, with
+   ``--rows``, a table of that many rows), with the perfect player's figures
+   and without them (``player.board_figures_batch`` answering the difficulty
+   figures alone: no board played, no fairness column encoded), rounds alternated, best of each, CPU
+   seconds: the figures' share of the row work (issue 30: at most 25%).
+   Boards with R∞ = S, or solved by complete logic, are never played.
 
-    .venv/bin/python benchmarks/probability_vs_mstoollib.py [--boards 50] [--repeat 3] [--samples 256]
+    .venv/bin/python benchmarks/probability_vs_mstoollib.py [--boards 50] [--repeat 3] [--samples 256] [--rows 600]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
-from functools import partial
+from pathlib import Path
 
 import ms_toollib
 import numpy as np
@@ -31,15 +34,10 @@ import numpy as np
 from boardgen_pipeline import generate
 from boardgen_pipeline.board import limbs, player
 from boardgen_pipeline.board import probability as pr
-from boardgen_pipeline.board.generator import generate_batch_from_row, warm_up
 from boardgen_pipeline.board.solver import closures
-from boardgen_pipeline.calibration.batch import batch_scopes
 from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
-# the nightly's work a row and the generator's share of it (issue 30's brief,
-# docs/performance.md): the player's share of the row work is estimated from
-# its ratio to generation measured here
-NIGHTLY_ROW_MS, GENERATION_ROW_MS = 47.0, 9.0
+REPO = Path(__file__).resolve().parent.parent
 
 
 def positions(boards_per_row: int) -> list[pr.Position]:
@@ -113,49 +111,72 @@ def engines(boards_per_row: int, repeat: int) -> None:
     print(f"  ratio reference / ms-toollib {t_ms / t_ref:.2f}, player's path / ms-toollib {t_ms / t_twin:.2f}")
 
 
-def player_cost(samples: int, repeat: int) -> None:
-    warm_up()
-    table = load_board_gen_dir()
-    total_gen = total_play = 0.0
-    print(f"player on the default tables, {samples} boards a row (CPU ms a row)")
-    for key, row in sorted(table.rows.items()):
-        scopes = batch_scopes(*key, samples)
-        t_gen, out = best(partial(generate_batch_from_row, row, table.spawn_side, scopes, 0, table.header.dig_ap_cost),
-                          repeat)
-        mines = np.stack([np.frombuffer(b.mines, np.uint8) for b, _ in out])
-        fog = np.zeros_like(mines)
-        for i, (b, _) in enumerate(out):
-            fog[i, list(b.fog)] = 1
-        revealed = [m["revealed"] for _, m in out]
-        safe = [m["safe_count"] for _, m in out]
-        solvable = [m["solvable_full_logic"] for _, m in out]
-        W, H = row.board_width, row.board_height
-        player.play_batch(W, H, table.spawn_side, mines[:2], fog[:2])  # this size compiled / loaded
-        t_play, cols = best(partial(player.play_batch, W, H, table.spawn_side, mines, fog, revealed, safe, solvable),
-                            repeat)
-        total_gen += t_gen
-        total_play += t_play
-        played = sum(1 for r, s, v in zip(revealed, safe, solvable) if r != s and not v)
-        won = [w for w in cols["won"] if w is not None]
-        print(f"  {key}: generate {1000 * t_gen:6.1f}  play {1000 * t_play:6.1f}  ({played} boards played, "
-              f"{sum(cols['forced_guesses'])} guesses, won {sum(won)}/{len(won)}, "
-              f"not analysed {sum(w is None for w in cols['won'])})")
-    rows = len(table.rows)
-    ratio = total_play / total_gen
-    print(f"  mean a row: generate {1000 * total_gen / rows:.1f} ms, play {1000 * total_play / rows:.1f} ms, "
-          f"play / generate {ratio:.2f}")
-    print(f"  share of the nightly's row work ({NIGHTLY_ROW_MS:.0f} ms a row, {GENERATION_ROW_MS:.0f} of it "
-          f"generation): ~{100 * ratio * GENERATION_ROW_MS / NIGHTLY_ROW_MS:.0f}% (target <= 25%)")
+@contextlib.contextmanager
+def without_player():
+    """The row work as it was before issue 30: the batch path's one call
+    (``player.board_figures_batch``) answers the difficulty figures alone
+    (``difficulty.figures_batch``), so nothing is played and no fairness
+    column is encoded."""
+    from boardgen_pipeline.board import difficulty
+
+    real = player.board_figures_batch
+    player.board_figures_batch = difficulty.figures_batch
+    try:
+        yield
+    finally:
+        player.board_figures_batch = real
+
+
+def row_work_cost(samples: int, repeat: int, rows: int) -> None:
+    """The nightly's row work (``steps.chain.run_row``: boards, checks,
+    overlays, report, every file encoded) with the player's figures and
+    without, rounds alternated, best of each, CPU seconds in this process."""
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from row_work import chain_round
+    from scale import make_tables
+
+    from boardgen_pipeline import catalog as cat
+    from boardgen_pipeline.steps import chain, publish_rows
+
+    chain.warm_up()
+    tables = [("default tables", REPO / "tables")]
+    tmp = tempfile.TemporaryDirectory()
+    if rows:
+        tables.append((f"{rows} rows (scale.py)", make_tables(Path(tmp.name), rows)))
+    for name, path in tables:
+        c = cat.load_catalog(path)
+        tasks = list(publish_rows.row_tasks(None, c, c.board_gen.keys(), samples, 0))
+        chain_round(tasks[:4])  # every size compiled / loaded
+        with without_player():
+            chain_round(tasks[:4])
+        on, off = [], []
+        for _ in range(repeat):  # alternated: a busy spell of the machine hits both alike
+            on.append(chain_round(tasks)[0])
+            with without_player():
+                off.append(chain_round(tasks)[0])
+        t_on, t_off = min(on), min(off)
+        n = len(tasks)
+        print(f"{name}: {n} rows x {samples} boards, run_row CPU, best of {repeat}")
+        print(f"  without the figures {t_off:7.3f} s  {1000 * t_off / n:6.2f} ms a row")
+        print(f"  with the figures    {t_on:7.3f} s  {1000 * t_on / n:6.2f} ms a row")
+        print(f"  the figures' share of the row work: {100 * (t_on - t_off) / t_on:.1f}% "
+              f"(+{100 * (t_on - t_off) / t_off:.1f}% over the work without them; target <= 25%)")
+    tmp.cleanup()
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--boards", type=int, default=50, help="boards a fog-free row for the positions (default: 50)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each timing, best kept (default: 3)")
-    p.add_argument("--samples", type=int, default=256, help="boards a row for the player's cost (default: 256)")
+    p.add_argument("--samples", type=int, default=256, help="boards a row for the row work (default: 256)")
+    p.add_argument("--rows", type=int, default=0, help="also a table of this many rows (scale.py's make_tables)")
     args = p.parse_args(argv)
     engines(args.boards, args.repeat)
-    player_cost(args.samples, args.repeat)
+    row_work_cost(args.samples, args.repeat, args.rows)
     return 0
 
 

@@ -113,21 +113,46 @@ def cmd_nodemap_draw(args) -> int:
     return 0
 
 
-def cmd_measure(args) -> int:
-    from boardgen_pipeline.board.measure import measure_layout
-
-    path = Path(args.file)
-    try:  # bytes, decoded here: stdin's own decoding would turn bad bytes into cells it cannot name
-        text = (sys.stdin.buffer.read() if args.file == "-" else path.read_bytes()).decode("utf-8-sig")
-    except OSError as exc:
-        raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{args.file}: {not_utf8(exc)}") from None
+def _read_layout(name: str) -> str:
+    """A layout file's text (``-``: stdin), read as bytes and decoded here:
+    stdin's own decoding would turn bad bytes into cells it cannot name."""
     try:
-        result = measure_layout(text, rules=args.rules, spawn_side=args.spawn_side)
+        return (sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()).decode("utf-8-sig")
+    except OSError as exc:
+        raise UserError(f"cannot read {name}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{name}: {not_utf8(exc)}") from None
+
+
+def cmd_measure(args) -> int:
+    from boardgen_pipeline.board.measure import measure_layout, probability_grid
+
+    text = _read_layout(args.file)
+    try:
+        result = measure_layout(text, rules=args.rules, spawn_side=args.spawn_side).as_json()
+        if args.probabilities:
+            result.update(probability_grid(text, rules=args.rules, spawn_side=args.spawn_side))
     except (LayoutError, ValueError) as exc:
         raise UserError(f"{args.file}: {exc}") from None
-    print(json.dumps(result.as_json()))
+    print(json.dumps(result))
+    return 0
+
+
+def cmd_play(args) -> int:
+    """One JSON line a layout: the perfect player's game (issue 30). Every
+    file is read and checked before the first game, so a bad one costs no
+    output."""
+    from boardgen_pipeline.board.measure import board_of_layout
+    from boardgen_pipeline.board.player import game_json
+
+    boards = []
+    for name in args.files:
+        try:
+            boards.append(board_of_layout(_read_layout(name), spawn_side=args.spawn_side))
+        except (LayoutError, ValueError) as exc:
+            raise UserError(f"{name}: {exc}") from None
+    for name, board in zip(args.files, boards, strict=True):
+        print(json.dumps({"file": name, **game_json(board)}))
     return 0
 
 
@@ -458,7 +483,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="solver rules (default: single_subset)")
     m.add_argument("--spawn-side", type=int, choices=(3, 5), default=3,
                    help="side of the mine-free spawn square (default: 3)")
+    m.add_argument("--probabilities", action="store_true",
+                   help="add each cell's exact mine probability at the position after R∞ (null: opened; "
+                        "default: off)")
     m.set_defaults(func=cmd_measure)
+
+    pl = sub.add_parser("play", help="play layouts with the perfect player (one JSON line a file)")
+    pl.add_argument("files", nargs="+", help="layout files ('-' for stdin): * mine, . safe, f fog (required)")
+    pl.add_argument("--spawn-side", type=int, choices=(3, 5), default=3,
+                    help="side of the mine-free spawn square at the centre (default: 3)")
+    pl.set_defaults(func=cmd_play)
 
     v = sub.add_parser("validate", help="validate the tables")
     v.add_argument("--tables", help=TABLES_HELP)

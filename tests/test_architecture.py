@@ -64,7 +64,7 @@ def test_each_broken_rule_breaks_the_build(copy):
 # (issue 28): docs/decisions.md "Stand on the engine" gives each one's reason. A new one, or a new
 # Dagster, fails here until the list (and the reasons) are read again.
 PRIVATE_DAGSTER = {
-    "assets/home.py": {"dagster._core.storage.event_log"},
+    "boardgen_pipeline/warehouse/instance.py": {"dagster._core.storage.event_log"},
     "tests/conftest.py": {"dagster._core.storage.defs_state.base"},
     "tests/test_faults_instance.py": {"dagster._core.storage.runs.sqlite", "dagster._core.storage.sql"},
 }

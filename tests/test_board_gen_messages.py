@@ -79,7 +79,8 @@ def header(text: str) -> str:
     ("dig_ap_cost = \"2\"", "dig_ap_cost", "2", "must be int [1, 8]"),
     ("spawn_side = 4", "spawn_side", 4, "must be 3 or 5 (odd side of the spawn square)"),
     ("spawn_side = 6", "spawn_side", 6, "must be 3 or 5 (odd side of the spawn square)"),
-    ("foo = 1", "foo", 1, "unknown header field; known: ['dig_ap_cost', 'monotone_in_depth', 'spawn_side']"),
+    ("foo = 1", "foo", 1, "unknown header field; known: ['dig_ap_cost', 'monotone_in_depth', 'spawn_side', "
+     "'survival_is_criterion']"),
 ])
 def test_a_header_value_outside_its_domain(tmp_path, text, field, value, message):
     found = refused(write_table(tmp_path / "board_gen.toml", [BASE_ROW], header(text)))

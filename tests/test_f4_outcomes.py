@@ -391,3 +391,36 @@ def test_e_on_a_table_that_declares_no_monotone_field(batches):
     odd = assertions.assertion_e(_evidence(replace(bare, monotone_findings=("x",)), records))
     assert odd.pictures == {"level_chain": "_the table declares no monotone_in_depth fields_"}
 
+
+
+# ---------------------------------------------------------------- A's pictures on a fog row (issue 29)
+
+
+def test_a_fog_rows_pictures_count_what_its_verdict_counts(monkeypatch):
+    """Row 3-4 of the default tables (fog), its target raised to 0.9 and one
+    attempt a board so that boards fall below it: A counts a board below target on its core too, and
+    so do the text histogram and the chart (issue 29: the chart said 36 where
+    the verdict said 44)."""
+    from boardgen_pipeline.calibration.batch import judged_inferability, target_fraction
+    from boardgen_pipeline.tables.board_gen import load_board_gen_dir
+
+    table = load_board_gen_dir()
+    row = table.rows[(3, 4)].model_copy(update={"inferability_target": 0.9, "max_gen_attempts": 1})
+    batch = seeds.seed_batch(replace(table, rows={**table.rows, (3, 4): row}), (3, 4), 256)
+    records = seeds.generate_batch(batch)
+    report = evaluate_row(batch.row, records)
+    below = len(report.below_target_scopes)
+    by_inferability = sum(1 for r in records if r["inferability"] < report.target)
+    assert below > by_inferability  # the core makes the difference on this row (102 against 91)
+    seen = {}
+    monkeypatch.setattr(charts, "inferability_histogram_png",
+                        lambda values, target, title="", size=None, below=None: seen.update(
+                            values=values, title=title, below=below) or b"png")
+    ev = RowEvidence(batch, records, report)
+    monkeypatch.setattr(RowEvidence, "looked_at", True)
+    text = ev.histograms["inferability_histogram"]
+    assert f", {below} below target " in text.splitlines()[-1]
+    assert seen["below"] == below and f"{below} below target" in seen["title"]
+    assert seen["values"] == [judged_inferability(r) for r in records]
+    t = target_fraction(batch.row.inferability_target)
+    assert sum(1 for v in seen["values"] if v < float(t)) == below

@@ -18,8 +18,8 @@ import pytest
 
 from assets import home
 from boardgen_pipeline.errors import WarehouseError
-from boardgen_pipeline.warehouse import instance as yaml_parts
 from boardgen_pipeline.steps.summary import EXIT_STORAGE
+from boardgen_pipeline.warehouse import instance as yaml_parts
 
 from .faults_support import REPO
 

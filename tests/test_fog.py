@@ -145,7 +145,7 @@ def test_ac_16_metrics_complete_and_recomputable():
                   "fog_burden_ratio", "delta_budget_fog", "attempts_used", "degraded", "illegal", "fog_shortfall"):
             assert f in m
         w, h = board.width, board.height
-        assert m["metric_version"] == 1 and m["mines_actual"] <= m["mines_target"]
+        assert m["metric_version"] == 2 and m["mines_actual"] <= m["mines_target"]
         assert m["fog_ratio"] == len(board.fog) / (w * h)
         fog = set(board.fog)
         c = closures(board.mines, w, h, 3, fog=fog)

@@ -16,7 +16,16 @@ code before issue 29 (commit 054da6b, whose full-record digests were still
 those of 627bf0e in the same run): every board, overlay and report value is
 pinned as before. The fingerprints themselves are pinned apart
 (``OVERLAY_FINGERPRINTS``, with the variation and pools digests they and the
-node-map draws are built from)."""
+node-map draws are built from).
+
+Issue 30 added the perfect player's columns to the boards and the reports
+and bumped ``METRIC_VERSION`` to 2 (so that a warehouse made before
+regenerates): the digests above are of the records without those columns
+(``ISSUE_30_COLUMNS``) and with the version-1 batch fingerprint and metric
+version put back (``as_before_issue_30``), so they still pin every value the
+code before wrote, to the character; the new columns are pinned apart
+(``FAIRNESS_DIGESTS``), as are the new batch fingerprints
+(``BATCH_FINGERPRINTS``) and the overlay fingerprints built on them."""
 
 from __future__ import annotations
 
@@ -26,7 +35,9 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+from boardgen_pipeline.board import player
 from boardgen_pipeline.calibration import fingerprints
+from boardgen_pipeline.calibration.batch import FAIRNESS_FIGURES
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.steps import chain, history
 from boardgen_pipeline.steps.pool import RowPool
@@ -85,38 +96,131 @@ BEFORE_ISSUE_22 = {
 # Columns that hash tables, not boards: left out of the record digests above (module docstring).
 FINGERPRINT_COLUMNS = {"variant_overlays": ("overlay_fingerprint",)}
 # Issue 29's canonical encoding of the variation table and the pools (they were 1ab7ffba13e6bfa1 and
-# 06a48d5857ba9b7d as repr() text), and each row's overlay fingerprint built on them.
+# 06a48d5857ba9b7d as repr() text), and each row's overlay fingerprint built on them (and on the
+# row's batch fingerprint, which issue 30's metric version changed).
 VARIATION_DIGEST = "d049bb7de3cc525e"
 POOLS_DIGEST = "d8ca8965c5a53fdd"
-OVERLAY_FINGERPRINTS = {
-    "1-0": "b443889e1cdccbbb",
-    "1-1": "5e15b03944fb5606",
-    "1-2": "f582d945d43d5d06",
-    "1-3": "42d2760664f975dd",
-    "1-4": "4fe802df00662f8f",
-    "2-0": "a866da1507b061d7",
-    "2-1": "239e23fb732489d3",
-    "2-2": "f9de9ff6d421a5a3",
-    "2-3": "a694252e5407a8b0",
-    "2-4": "4ae2479df6fc2514",
-    "3-0": "999a8669e4402f0d",
-    "3-1": "dbfac5158e860c45",
-    "3-2": "3b77071272795a96",
-    "3-3": "dece410a7b7ad969",
-    "3-4": "f9539c37313366cb",
+OVERLAY_FINGERPRINTS = {  # on the batch fingerprints of metric version 2 (issue 30)
+    "1-0": "dbaaa51b6aa8eb8a",
+    "1-1": "1c9d3996a2b4e5c6",
+    "1-2": "f1864935b8ac42ef",
+    "1-3": "ae3aa5d4ec21cb2b",
+    "1-4": "73f461deedc19c7e",
+    "2-0": "97ff18185478e813",
+    "2-1": "6d122067cea13e85",
+    "2-2": "7a7e3e1d708ab5e9",
+    "2-3": "273d199c28a41ed4",
+    "2-4": "e8f9594555577dd8",
+    "3-0": "fa12a3962e87f998",
+    "3-1": "433063bc3f6b9885",
+    "3-2": "5d7b37e98017c7be",
+    "3-3": "4c7fcf5441bc1ca2",
+    "3-4": "d4faf350471921ef",
 }
 
 
-def record_digests(root) -> dict[str, str]:
-    out = {}
+# What issue 30 added: the player's figures of each board, the row's figures and check F's columns.
+ISSUE_30_COLUMNS = {"boards": player.METRICS,
+                    "calibration_report": (*FAIRNESS_FIGURES, "assertion_f", "min_mean_survival",
+                                           "survival_is_criterion")}
+BATCH_FINGERPRINTS = {  # metric version 2 (issue 30)
+    "1-0": "6281ad4c962a5cf8",
+    "1-1": "8d5089e7f0dbab9b",
+    "1-2": "44919fa734e06580",
+    "1-3": "6f4d5ec62b542b24",
+    "1-4": "d536eb95ada78c83",
+    "2-0": "9c10de6196e1093e",
+    "2-1": "bc0a294701a69062",
+    "2-2": "b79ee3241f2e1306",
+    "2-3": "8e2c370d783b5d42",
+    "2-4": "73e28b9dcccb76f1",
+    "3-0": "d31861a0a7dfc7ab",
+    "3-1": "1b35fc96e6440db1",
+    "3-2": "26c9046cca61cd28",
+    "3-3": "1fb9a2ec2b200d89",
+    "3-4": "ae1d25aa66a3d8f6",
+}
+FAIRNESS_DIGESTS = {  # the ISSUE_30_COLUMNS of each partition
+    "boards/1-0": "5ce556b65684ec60",
+    "boards/1-1": "150fa5528a56859e",
+    "boards/1-2": "3b44106788aa5e9b",
+    "boards/1-3": "a1d89f91a1b5c14f",
+    "boards/1-4": "353794cc791afde2",
+    "boards/2-0": "f09825b080db3080",
+    "boards/2-1": "3776526c66e7a00d",
+    "boards/2-2": "05c85d341eff322f",
+    "boards/2-3": "dfdbb82c448613a1",
+    "boards/2-4": "ce1fd69c2ee5a70e",
+    "boards/3-0": "59c9ac9ed91612cb",
+    "boards/3-1": "1ea51cff215e1c30",
+    "boards/3-2": "8a25a6e7fa29fa08",
+    "boards/3-3": "0db257651e417dff",
+    "boards/3-4": "aa6625a62fe1be90",
+    "calibration_report/1-0": "fb501e634a333e49",
+    "calibration_report/1-1": "b1ef46c4a9fdc8ef",
+    "calibration_report/1-2": "879762556b803d53",
+    "calibration_report/1-3": "bdbb1cc67566d5e0",
+    "calibration_report/1-4": "2ccd0005733ac6fb",
+    "calibration_report/2-0": "5c6ea3200337e7e8",
+    "calibration_report/2-1": "b0fe9388019f8f6e",
+    "calibration_report/2-2": "1de82c0d95907baa",
+    "calibration_report/2-3": "3015c080a2c6a82b",
+    "calibration_report/2-4": "8572f962417cf5c7",
+    "calibration_report/3-0": "641f2aa3b14b175f",
+    "calibration_report/3-1": "556f4551ea10e57d",
+    "calibration_report/3-2": "2fbe8ef4e7a2470c",
+    "calibration_report/3-3": "3cf7936bdaf82be1",
+    "calibration_report/3-4": "d4f08d82ac62b60e",
+}
+
+
+def _digest(records: list[dict]) -> str:
+    text = json.dumps(records, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _version_1_fingerprint(row_fingerprint: str) -> str:
+    """The batch fingerprint the code before issue 30 gave a row (metric version 1)."""
+    text = f"{row_fingerprint}|n={SAMPLES}|seed=0|metric_version=1"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def as_before_issue_30(record: dict, old_fingerprint: dict[str, str]) -> dict:
+    """A record as the code before issue 30 wrote it: its batch fingerprint
+    and metric version those of metric version 1 (the new columns are left
+    out by the caller)."""
+    out = dict(record)
+    if "batch_fingerprint" in out:
+        out["batch_fingerprint"] = old_fingerprint[out["batch_fingerprint"]]
+    if "metric_version" in out:
+        assert out["metric_version"] == 2
+        out["metric_version"] = 1
+    return out
+
+
+def _records(root):
     for dataset in chain.STAGES:
-        drop = FINGERPRINT_COLUMNS.get(dataset, ())
         for path in sorted((root / dataset).rglob("part.parquet")):
             key = "-".join(part.split("=")[1] for part in path.parent.parts[-2:])
-            records = [{k: v for k, v in r.items() if k not in drop} for r in pq.read_table(path).to_pylist()]
-            text = json.dumps(records, sort_keys=True, separators=(",", ":"), default=str)
-            out[f"{dataset}/{key}"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+            yield dataset, key, pq.read_table(path).to_pylist()
+
+
+def record_digests(root) -> dict[str, str]:
+    table = load_catalog().board_gen
+    old = {fingerprints.batch_fingerprint(table.row_fingerprint(k), SAMPLES, 0):
+           _version_1_fingerprint(table.row_fingerprint(k)) for k in table.keys()}
+    out = {}
+    for dataset, key, records in _records(root):
+        drop = (*FINGERPRINT_COLUMNS.get(dataset, ()), *ISSUE_30_COLUMNS.get(dataset, ()))
+        out[f"{dataset}/{key}"] = _digest([as_before_issue_30({k: v for k, v in r.items() if k not in drop}, old)
+                                           for r in records])
     return out
+
+
+def fairness_digests(root) -> dict[str, str]:
+    """The digest of the issue-30 columns alone, a partition each."""
+    return {f"{dataset}/{key}": _digest([{k: r[k] for k in ISSUE_30_COLUMNS[dataset]} for r in records])
+            for dataset, key, records in _records(root) if dataset in ISSUE_30_COLUMNS}
 
 
 def file_bytes(root) -> dict[str, bytes]:
@@ -141,6 +245,12 @@ def warehouses(tmp_path_factory):
 
 def test_every_row_gives_the_records_of_the_code_before_the_restructure(warehouses):
     assert record_digests(warehouses[1]) == BEFORE_ISSUE_22
+
+
+def test_the_perfect_players_columns_are_the_pinned_ones(warehouses):
+    assert fairness_digests(warehouses[1]) == FAIRNESS_DIGESTS
+    table = load_catalog().board_gen
+    assert fingerprints.fingerprints_now(table, SAMPLES, 0) == BATCH_FINGERPRINTS
 
 
 def test_the_fingerprints_of_the_tables_are_the_canonical_ones(warehouses):

@@ -163,8 +163,25 @@ GOLDEN_RECORD = {
     "board_width": 10, "board_height": 10, "mine_density": 0.21, "r0_max_cap": 50, "max_gen_attempts": 32,
     "min_safe_count": 40, "shave_ring_radius": 1, "board_type": "dungeon", "fog_region_count": 0,
     "fog_target_ratio": 0.0, "row_fingerprint": "583b727d0a1c", "batch_fingerprint": "9f1e2d3c4b5a",
+    "metric_version": 1,
 }
 GOLDEN_VERSION = "c43a309cfa10c031"
+# The same row's report as metric version 2 writes it (issue 30): the perfect player's figures beside
+FAIRNESS = {"fairness_boards": 8, "fairness_not_analysed": 0, "no_guess_share": 0.75, "mean_guesses": 0.25,
+            "win_rate": 0.875, "win_rate_ci_low": 0.5291, "win_rate_ci_high": 0.9776, "mean_survival": 0.9,
+            "mean_survival_ci_low": 0.5958, "mean_survival_ci_high": 0.9821, "mean_first_guess_p_safe": 0.6,
+            "assertion_f": None}
+GOLDEN_VERSION_2 = "0597759fe688e358"
+
+
+def test_a_column_added_later_names_a_version_only_where_it_holds_a_value():
+    """Versions kept before issue 30 keep their names (its columns are null
+    there); a report that has them is another version, pinned."""
+    assert history.version_of({**GOLDEN_RECORD, **dict.fromkeys(FAIRNESS)})["version"] == GOLDEN_VERSION
+    v2 = history.version_of({**GOLDEN_RECORD, "metric_version": 2, **FAIRNESS})
+    assert v2["version"] == GOLDEN_VERSION_2 and v2["mean_survival"] == 0.9
+    assert history.version_of({**GOLDEN_RECORD, "metric_version": 2, **FAIRNESS, "mean_survival": 0.91})[
+        "version"] != GOLDEN_VERSION_2
 
 
 def test_a_version_is_named_by_its_content_alone_and_survives_a_round_trip(tmp_path):

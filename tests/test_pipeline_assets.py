@@ -96,7 +96,14 @@ def test_the_boards_materialization_carries_the_rows_figures_and_verdicts(small)
             assert isinstance(e.materialization.metadata[q], dg.FloatMetadataValue)  # plotted by partition
         assert set(m["checks"]) == set(assertions.CHECKS) and m["published"] is True
         assert m["batch_fingerprint"] == fingerprints.batch_fingerprint(table.row_fingerprint(key), N, 0)
-        assert e.materialization.tags["dagster/code_version"] == "metric_v1"
+        assert e.materialization.tags["dagster/code_version"] == "metric_v2"
+        # what a perfect player risks on the row (issue 30): plotted, and check F's pictures on its page
+        records = parquet_records(datasets.partition_path(root, "boards", key))
+        survival = sum(r["survival"] for r in records) / len(records)
+        assert m["mean_survival"] == pytest.approx(survival)
+        assert isinstance(e.materialization.metadata["mean_survival"], dg.FloatMetadataValue)
+        assert isinstance(e.materialization.metadata["survival_histogram"], dg.MarkdownMetadataValue)
+        assert f"mean survival {survival:.3f}" in e.materialization.metadata["survival_histogram"].value
         digest = files.sha256_file(datasets.partition_path(root, "boards", key))
         assert e.materialization.tags["dagster/data_version"] == digest[:16]
 

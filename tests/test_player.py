@@ -121,6 +121,29 @@ def test_the_batch_gives_each_board_its_own_game():
         assert [{k: cols[k][i] for k in player.FIELDS} for i in range(len(boards))] == [player.play(b) for b in boards]
 
 
+def test_the_metrics_record_holds_the_game_the_player_plays_from_r0():
+    """The generator's figures play on from where complete logic stopped
+    (``board_figures_batch``: one kernel, the game's first pass skipped); the
+    games are the ones ``play`` plays from R0, field for field."""
+    played = 0
+    for i, (key, b) in enumerate(BOARDS):
+        m = generate(*key, 9000 + i % 12).metrics  # default_boards' seed of the board
+        assert generate(*key, 9000 + i % 12).board == b
+        r = player.play(b)
+        assert m["forced_guesses"] == r["forced_guesses"] and m["won"] == r["won"], key
+        assert m["survival"] == float(r["survival_exact"]) and m["fairness_too_big"] == r["too_big"] == 0
+        assert m["guess_cells"] == [y * b.width + x for x, y, _ in r["guesses"]]
+        assert m["guess_p_safe"] == [float(p) for _, _, p in r["guesses"]]
+        first = r["first_guess_p_safe"]
+        assert m["first_guess_p_safe"] == (None if first is None else float(first))
+        share = r["open_share_at_first_guess"]
+        assert m["open_share_at_first_guess"] == (None if share is None else float(share))
+        # complete logic solves exactly the boards the player wins without a guess
+        assert m["solvable_full_logic"] == (r["forced_guesses"] == 0)
+        played += r["forced_guesses"] > 0
+    assert played >= 40
+
+
 def test_boards_that_need_no_guess_are_not_played():
     # two boards that need guesses, told they need none (R∞ = S, or solvable
     # by complete logic): they get the no-guess record, so they were not played

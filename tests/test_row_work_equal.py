@@ -34,6 +34,7 @@ from boardgen_pipeline.board.generator import target_fraction
 from boardgen_pipeline.board.r0 import layouts_to_arrays, r0_batch
 from boardgen_pipeline.calibration import seeds
 from boardgen_pipeline.calibration.batch import (
+    FAIRNESS_FIGURES,
     RowReport,
     below_target,
     below_target_scopes,
@@ -234,8 +235,15 @@ def test_encode_keeps_every_record(batches):
 # ---------------------------------------------------------------- report C and assertion A's figures
 
 
+# what issue 30 added to the report after this reference was written: held by tests/test_check_f.py
+ISSUE_30 = {*FAIRNESS_FIGURES, "assertion_f", "min_mean_survival", "survival_is_criterion"}
+
+
 def same_report(a: RowReport, b: RowReport) -> None:
-    assert a.as_dict() == b.as_dict()
+    def older(report: RowReport) -> dict:
+        return {k: v for k, v in report.as_dict().items() if k not in ISSUE_30}
+
+    assert older(a) == older(b)
     assert (a.below_target_scopes, a.illegal_scopes, a.shortfall, a.exits) == \
         (b.below_target_scopes, b.illegal_scopes, b.shortfall, b.exits)
     assert list(a.shortfall) == list(b.shortfall)  # the order a report lists them in
@@ -313,10 +321,14 @@ def test_encode_chooses_its_settings_by_column_type(batches):
     kinds = {f.name: f.type for f in table.schema}
     for i in range(meta.num_columns):
         col = meta.row_group(0).column(i)
-        kind = kinds[col.path_in_schema]
+        kind = kinds[col.path_in_schema.split(".")[0]]
+        listed = pa.types.is_list(kind)  # the player's guesses (issue 30): a list column's leaf
+        while pa.types.is_list(kind):
+            kind = kind.value_type
         assert col.statistics is None and "RLE_DICTIONARY" not in col.encodings, col.path_in_schema
         if pa.types.is_integer(kind):
-            assert (col.compression, "DELTA_BINARY_PACKED" in col.encodings) == ("UNCOMPRESSED", True)
+            assert (col.compression, "DELTA_BINARY_PACKED" in col.encodings) == (
+                "ZSTD" if listed else "UNCOMPRESSED", True), col.path_in_schema
         else:
             assert col.compression == ("UNCOMPRESSED" if pa.types.is_boolean(kind) else "ZSTD"), col.path_in_schema
     one = pq.ParquetFile(pa.BufferReader(datasets.encode(datasets.records_table(records[:1])))).metadata

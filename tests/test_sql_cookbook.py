@@ -55,7 +55,7 @@ DRAW_SEEDS = range(40)
 QUERIES = {
     "worst-rows", "retry-rates-by-level", "degraded-exits", "cap-rejections", "inferability-distribution",
     "rebuild-board", "fog-budget", "overlay-coverage", "node-map-templates", "failing-rows-advice",
-    "row-history", "worse-since-yesterday",
+    "row-history", "worse-since-yesterday", "perfect-player-guesses",
 }
 BLOCK = re.compile(r"```sql\n-- name: ([\w-]+)\n(.*?)```", re.S)
 
@@ -494,3 +494,38 @@ def test_worse_since_yesterday(wh):
     assert g["now_pass_rate"] == approx(r["passed"] / N) and g["then_pass_rate"] == t["pass_rate"]
     assert g["below_target_change"] == r["below_target"] - t["below_target"]
     assert g["then_published_at"] == t["published_at"] and t["published_at"] < cutoff
+
+
+def test_perfect_player_guesses(wh):
+    """Query 13 against the boards' own player figures and the reports."""
+    got = wh.query("perfect-player-guesses")
+    rows = by_row(wh.boards)
+    reports = {(r["level_index"], r["node_depth"]): r for r in wh.reports}
+    expected = []
+    for key, rep in reports.items():
+        analysed = [b for b in rows[key] if b["won"] is not None]
+        assert len(analysed) == rep["fairness_boards"] == N - rep["fairness_not_analysed"]
+        least = min(analysed, key=lambda b: (b["survival"], b["scope"]))
+        expected.append({"key": key, "max_guesses": max(b["forced_guesses"] for b in analysed),
+                         "least_survival_scope": least["scope"], "least_survival": least["survival"],
+                         "mean_guesses": sum(b["forced_guesses"] for b in analysed) / len(analysed),
+                         "win_rate": sum(bool(b["won"]) for b in analysed) / len(analysed),
+                         "mean_survival": sum(b["survival"] for b in analysed) / len(analysed)})
+    expected.sort(key=lambda e: (-e["mean_guesses"], e["mean_survival"], e["key"]))
+    assert [(g["level_index"], g["node_depth"]) for g in got] == [e["key"] for e in expected]
+    for g, e in zip(got, expected):
+        for col in ("max_guesses", "least_survival_scope"):
+            assert g[col] == e[col], (e["key"], col)
+        for col in ("least_survival", "mean_guesses", "win_rate", "mean_survival"):
+            assert g[col] == approx(e[col]), (e["key"], col)
+        assert g["win_rate_ci_low"] <= g["win_rate"] <= g["win_rate_ci_high"]
+        assert g["mean_survival_ci_low"] <= g["mean_survival"] <= g["mean_survival_ci_high"]
+        # a board won without a guess survives with certainty; a guess is never certain
+        assert g["no_guess_share"] == approx(sum(b["forced_guesses"] == 0 for b in rows[e["key"]]) / N)
+    # the fixture's fog row sets min_mean_survival 0.99: its verdict is the report's, the others have none
+    by_key = {(g["level_index"], g["node_depth"]): g for g in got}
+    assert by_key[(2, 0)]["min_mean_survival"] == 0.99
+    assert by_key[(2, 0)]["assertion_f"] == (by_key[(2, 0)]["mean_survival"] >= 0.99)
+    assert all(g["assertion_f"] is None for k, g in by_key.items() if k != (2, 0))
+    assert any(g["mean_guesses"] > 0 for g in got)  # the fixture has rows that need guesses
+

@@ -650,14 +650,20 @@ def r0_state(mines, fog, spawn, nb, nbn, num, rev, known):
 @njit(cache=True, error_model="numpy")
 def _figures(mines, fog, spawn, W, H, nb, nbn, widen, budget, out):
     nc = W * H
-    num = np.zeros(nc, np.int32)
-    rev = np.zeros(nc, np.uint8)
-    known = np.zeros(nc, np.uint8)
+    figures_state(mines, fog, spawn, W, H, nb, nbn, widen, budget, out, np.zeros(nc, np.int32),
+                  np.zeros(nc, np.uint8), np.zeros(nc, np.uint8), np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64))
+
+
+@njit(cache=True, error_model="numpy")
+def figures_state(mines, fog, spawn, W, H, nb, nbn, widen, budget, out, num, rev, known, bits):
+    """``_figures`` of one board into ``out``, on the caller's arrays, which
+    it leaves at the complete-logic fixed point (the perfect player goes on
+    from there: ``player``); returns ``(|S|, whether the board has fog)``."""
+    nc = W * H
     safe, has_fog = r0_state(mines, fog, spawn, nb, nbn, num, rev, known)
     out[0], out[1] = bbbv_openings(mines, num, nb, nbn)
     # the waves on bit rows when the board fits them (issue 16): the same
     # waves, counts and fixed point as the cell version
-    bits = np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64)
     if load_rows(bits, rev, known, mines, fog, has_fog, W, H):
         out[2], out[3] = waves_rows(bits, has_fog, H)
         store_rows(bits, rev, known, W, H)
@@ -671,6 +677,7 @@ def _figures(mines, fog, spawn, W, H, nb, nbn, widen, budget, out):
     solvable, nodes = full_logic(rev, known, num, fog, mines, has_fog, total, safe, W, H, nb, nbn, widen, bits, budget)
     out[4] = 1 if solvable else 0
     out[6] = nodes
+    return safe, has_fog
 
 
 @njit(cache=True, error_model="numpy")

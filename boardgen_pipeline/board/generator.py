@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from boardgen_pipeline.board import difficulty, kernels, workspace
+from boardgen_pipeline.board import kernels, player, workspace
 from boardgen_pipeline.board.geometry import Board, Geometry, neighbour_arrays
 from boardgen_pipeline.board.placement import candidate_cells
 from boardgen_pipeline.board.rng import Stream, derive_at, initial_state
@@ -249,7 +249,15 @@ def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list
         unreachable=max(0, s[kernels.OUT_UNREACHABLE]), known=s[kernels.OUT_KNOWN], attempts_used=attempts_used,
         rejections=rejections, chosen=chosen, exit_=exit_, layout=layout, fog=fog_result, budget=budget)
     board = Board(W, H, spawn_side, mines, fog_cells)
-    return Generated(board, {**metrics, **(figures or difficulty.figures(board))})
+    return Generated(board, {**metrics, **(figures or board_figures(board))})
+
+
+def board_figures(board: Board) -> dict:
+    """The figures read off a final board, besides the generator's own: its
+    difficulty (issue 17) and what a perfect player risks on it (issue 30);
+    diagnostics, never a pass criterion."""
+    mines, fog = player.board_rows(board)
+    return player.board_figures_batch(board.width, board.height, board.spawn_side, mines, fog, [1])[0]
 
 
 _LAYOUT_LUT = np.frombuffer(b".*f", dtype=np.uint8)
@@ -309,7 +317,8 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
         layouts = _layouts(res.mines, res.fog, W, H)
         fog_cells = _fog_cells(res.fog) if regions else None
         passed = res.summary[:, kernels.OUT_PASSED]
-        figures = difficulty.figures_batch(W, H, spawn_side, res.mines, res.fog, passed)
+        # the difficulty figures, and a perfect player where complete logic leaves a guess (one kernel call)
+        figures = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, passed)
         for i, scope in enumerate(part):
             s = summary[i]
             if not s[kernels.OUT_PASSED] or template is None:

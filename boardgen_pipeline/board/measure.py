@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from boardgen_pipeline.board.geometry import LayoutError, parse_layout
+from boardgen_pipeline.board.geometry import Board, LayoutError, parse_layout
 from boardgen_pipeline.board.solver import RULE_SETS, spawn_square
 from boardgen_pipeline.board.workspace import Workspace
 
@@ -74,6 +74,12 @@ def measure_cells(
 ) -> Measure:
     """Measure a board given as mine cells, ``(x, y)`` pairs or cell indices,
     in any order (duplicates are the same cell)."""
+    return _measured(width, height, mines, fog, rules, spawn_side)[0]
+
+
+def _measured(width, height, mines, fog, rules: str, spawn_side: int) -> tuple[Measure, Workspace, np.ndarray]:
+    """The measure, the workspace left at R∞ (``rev``, ``known``) and the
+    board's fog cells (uint8 a cell)."""
     if rules not in RULE_SETS:
         raise ValueError(f"unknown solver rules {rules!r}; one of {', '.join(RULE_SETS)}")
 
@@ -114,7 +120,7 @@ def measure_cells(
         fog_cells=nfog,
         revealed_core=int(revealed) - int((ws.rev & f).sum()),
         safe_core=int(safe) - nfog,
-    )
+    ), ws, f
 
 
 SPAWN_SIDES = (3, 5)  # the header's spawn_side domain (SPEC 2.7)
@@ -149,4 +155,39 @@ def measure_layout(text: str, *, rules: str = "single_subset", spawn_side: int =
     )
 
 
-__all__ = ["Measure", "measure_cells", "measure_layout", "asdict"]
+def probability_grid(text: str, *, rules: str = "single_subset", spawn_side: int = 3) -> dict:
+    """The exact mine probabilities at the position after R∞ (issue 30,
+    ``boardgen measure --probabilities``): what a player sees there - the
+    opened cells' numbers, the mines the solver proved, the fog, the board's
+    mine count - through ``probability.probabilities``. ``probabilities``
+    holds H rows of W entries: None for a cell opened in R∞, else the float
+    of the exact P(mine) (proven mines 1, unopened fog 0). A position with a
+    component over the node budget claims nothing: ``probabilities`` is None
+    and ``probabilities_too_big`` counts the components."""
+    from boardgen_pipeline.board.geometry import numbers_of
+    from boardgen_pipeline.board.probability import Position, probabilities
+
+    width, height, mines, fog = parse_layout(text)
+    _, ws, f = _measured(width, height, [i for i, v in enumerate(mines) if v], fog, rules, spawn_side)
+    rev = np.array(ws.rev[:width * height], np.uint8)
+    numbers = np.where(rev == 1, np.array(numbers_of(mines, width, height), np.int32), 0).astype(np.int32)
+    position = Position(width, height, rev, numbers, np.array(ws.known[:width * height], np.uint8), f,
+                        int(sum(mines)))
+    p = probabilities(position)
+    grid = None
+    if p.exact:
+        grid = [[None if rev[y * width + x] else p.weights[y * width + x] / p.total for x in range(width)]
+                for y in range(height)]
+    return {"probabilities": grid, "probability_components": p.components, "probabilities_too_big": p.too_big}
+
+
+def board_of_layout(text: str, *, spawn_side: int = 3) -> Board:
+    """A layout text as a :class:`Board`, once it is shown to be one (the
+    checks of :func:`measure_cells`: on the board, spawn square mine-free)."""
+    width, height, mines, fog = parse_layout(text)
+    _check_size(width, height, spawn_side)
+    _check_board(width, height, spawn_side, np.frombuffer(bytes(mines), np.uint8))
+    return Board(width, height, spawn_side, bytes(mines), tuple(sorted(fog)))
+
+
+__all__ = ["Measure", "board_of_layout", "measure_cells", "measure_layout", "probability_grid", "asdict"]

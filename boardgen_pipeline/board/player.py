@@ -54,7 +54,7 @@ from numba import njit
 
 from boardgen_pipeline.board import limbs
 from boardgen_pipeline.board.closure_rows import BITS_ROWS, PAD
-from boardgen_pipeline.board.difficulty import _WIDEN, NODE_BUDGET, _arrays, _close, _open, full_logic, r0_state
+from boardgen_pipeline.board.difficulty import _WIDEN, NODE_BUDGET, _arrays, _close, _open, figures_state, full_logic, r0_state
 from boardgen_pipeline.board.kernels import check_board, numbers_of
 from boardgen_pipeline.board.probability import INTERIOR, MAX_BUDGET, Position, combine, tables
 
@@ -100,21 +100,37 @@ def play_board(b, mines, fog, spawn, W, H, nb, nbn, widen, budget, L, stop_at, r
     nc = W * H
     num = np.zeros(nc, np.int32)
     safe, has_fog = r0_state(mines, fog, spawn, nb, nbn, num, rev, known)
+    bits = np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64)
+    _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, widen, bits)
+    return play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known, num, safe, has_fog, bits,
+                   True, out, guesses, ng)
+
+
+@njit(cache=True, error_model="numpy")
+def play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known, num, safe, has_fog, bits,
+            logic_first, out, guesses, ng):
+    """The game of ``play_board`` from a closed state (``rev``, ``known``
+    at the ``single_subset`` fixed point, ``num`` the numbers, ``safe`` =
+    |S|): with ``logic_first`` False the state is already at the
+    complete-logic fixed point and not won (``difficulty.figures_state``
+    left it there), so the first pass of complete logic is skipped."""
+    nc = W * H
     total_mines = nc - safe
     out[:] = 0
     out[OUT_OPEN_AT_FIRST] = -1
     out[OUT_SAFE] = safe
-    bits = np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64)
     queue = np.empty(nc, np.int32)
     act = np.empty(nc, np.int32)
-    _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, widen, bits)
     made = 0
+    logic = logic_first
     while True:
-        solved, _ = full_logic(rev, known, num, fog, mines, has_fog, total_mines, safe, W, H, nb, nbn, widen, bits,
-                               budget)
-        if solved:
-            out[OUT_STATE] = WON
-            break
+        if logic:
+            solved, _ = full_logic(rev, known, num, fog, mines, has_fog, total_mines, safe, W, H, nb, nbn, widen,
+                                   bits, budget)
+            if solved:
+                out[OUT_STATE] = WON
+                break
+        logic = True
         if made == stop_at:
             out[OUT_STATE] = STOPPED
             break
@@ -218,6 +234,34 @@ def _play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L, out):
     return guesses[:ng]
 
 
+@njit(cache=True, error_model="numpy")
+def _figures_play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L, figures, out):
+    """The difficulty figures (``difficulty.figures_state``, into
+    ``figures``) of every board ``b`` with ``todo[b]`` and, on those that
+    complete logic does not solve, the game (into ``out``) from the state
+    the figures left: the game's first complete-logic pass is theirs. The
+    same games as ``_play_batch`` (``tests/test_player.py`` holds them
+    equal); returns the guess rows."""
+    nc = W * H
+    if mines.shape[1] != nc or fog.shape[1] != nc or nb.shape[0] != nc or out.shape[1] != OUT_SIZE:
+        raise ValueError("batch arrays do not match the board size")
+    guesses = np.zeros((64, G_LIMBS + 2 * L), np.uint64)
+    ng = 0
+    num = np.zeros(nc, np.int32)
+    rev = np.zeros(nc, np.uint8)
+    known = np.zeros(nc, np.uint8)
+    bits = np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64)
+    for b in range(mines.shape[0]):
+        if todo[b]:
+            bits[:] = 0
+            safe, has_fog = figures_state(mines[b], fog[b], spawn, W, H, nb, nbn, widen, budget, figures[b], num,
+                                          rev, known, bits)
+            if figures[b, 4] == 0:  # not solvable by complete logic: a guess is coming
+                guesses, ng = play_on(b, mines[b], fog[b], W, H, nb, nbn, widen, budget, L, -1, rev, known, num,
+                                      safe, has_fog, bits, False, out[b], guesses, ng)
+    return guesses[:ng]
+
+
 def _check_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, fog: np.ndarray, spawn: np.ndarray,
                  budget: int) -> None:
     """ValueError unless the kernel can play these boards (issue 15: refused
@@ -264,16 +308,10 @@ _NO_GUESS = {"won": True, "forced_guesses": 0, "survival": 1.0, "survival_exact"
              "first_guess_p_safe": None, "open_share_at_first_guess": None, "too_big": 0}
 
 
-def play_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, fog: np.ndarray | None = None,
-               revealed=None, safe_count=None, solvable=None, budget: int = NODE_BUDGET) -> dict[str, list]:
-    """The perfect player on boards of one size (rows of ``mines`` and
-    ``fog``, uint8 per cell), as per-board columns (``FIELDS``, one list
-    each, boards in order).
-
-    Boards that need no guess get their record with no work: those with
-    ``revealed == safe_count`` (|R∞| = |S|, the metrics' integer pair) and,
-    when given, those marked ``solvable`` (``solvable_full_logic``: complete
-    logic from R∞, which the player runs first, reaches every safe cell)."""
+def _played(width: int, height: int, spawn_side: int, mines: np.ndarray, fog: np.ndarray | None, revealed,
+            safe_count, solvable, budget: int) -> tuple[np.ndarray, list, list[list]]:
+    """The kernel's part of :func:`play_batch`: ``(todo, summary rows, each
+    board's guesses as (cell, numerator, denominator) of P(safe))``."""
     # writable C arrays always: numba compiles a read-only array as another type
     mines = np.require(mines, np.uint8, ("C", "W"))
     fog = np.zeros_like(mines) if fog is None else np.require(fog, np.uint8, ("C", "W"))
@@ -291,24 +329,49 @@ def play_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, fog:
     out = np.zeros((boards, OUT_SIZE), np.int64)
     L = limbs.limbs_for(width * height)
     rows = _play_batch(mines, fog, todo, spawn, width, height, nb, nbn, _WIDEN, budget, L, out) if todo.any() else ()
+    return todo, out.tolist(), _decode(rows, boards, L)
+
+
+def _decode(rows, boards: int, L: int) -> list[list]:
+    """Each board's guesses from the kernel's guess rows, as ``(cell,
+    numerator, denominator)`` of P(safe) in Python integers."""
     per_board: list[list] = [[] for _ in range(boards)]
-    for row in rows:
-        num, den = limbs.to_int(row[G_LIMBS:G_LIMBS + L]), limbs.to_int(row[G_LIMBS + L:])
-        per_board[int(row[G_BOARD])].append((int(row[G_CELL]), Fraction(num, den)))
-    summary = out.tolist()
-    records = [_record(summary[b], per_board[b], width) if todo[b] else _NO_GUESS for b in range(boards)]
+    if len(rows):
+        # every limb at once as little-endian 32-bit words: one int.from_bytes a number
+        words = np.ascontiguousarray(rows[:, G_LIMBS:], np.uint64).astype("<u4")
+        width_bytes = 4 * L
+        for row, w in zip(rows[:, :G_LIMBS].tolist(), words):
+            raw = w.tobytes()
+            per_board[row[G_BOARD]].append((row[G_CELL], int.from_bytes(raw[:width_bytes], "little"),
+                                            int.from_bytes(raw[width_bytes:], "little")))
+    return per_board
+
+
+def play_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, fog: np.ndarray | None = None,
+               revealed=None, safe_count=None, solvable=None, budget: int = NODE_BUDGET) -> dict[str, list]:
+    """The perfect player on boards of one size (rows of ``mines`` and
+    ``fog``, uint8 per cell), as per-board columns (``FIELDS``, one list
+    each, boards in order).
+
+    Boards that need no guess get their record with no work: those with
+    ``revealed == safe_count`` (|R∞| = |S|, the metrics' integer pair) and,
+    when given, those marked ``solvable`` (``solvable_full_logic``: complete
+    logic from R∞, which the player runs first, reaches every safe cell)."""
+    todo, summary, per_board = _played(width, height, spawn_side, mines, fog, revealed, safe_count, solvable, budget)
+    records = [_record(summary[b], [(c, Fraction(n, d)) for c, n, d in per_board[b]], width) if todo[b]
+               else _NO_GUESS for b in range(len(todo))]
     return {k: [r[k] for r in records] for k in FIELDS}
 
 
 def play(board, budget: int = NODE_BUDGET) -> dict:
     """The perfect player's record of one
     :class:`~boardgen_pipeline.board.geometry.Board` (``FIELDS``)."""
-    mines, fog = _board_rows(board)
+    mines, fog = board_rows(board)
     cols = play_batch(board.width, board.height, board.spawn_side, mines, fog, budget=budget)
     return {k: v[0] for k, v in cols.items()}
 
 
-def _board_rows(board) -> tuple[np.ndarray, np.ndarray]:
+def board_rows(board) -> tuple[np.ndarray, np.ndarray]:
     mines = np.frombuffer(bytes(board.mines), np.uint8).reshape(1, -1).copy()
     fog = np.zeros_like(mines)
     fog[0, list(board.fog)] = 1
@@ -319,7 +382,7 @@ def position_at_guess(board, guess: int = 0, budget: int = NODE_BUDGET) -> Posit
     """The position at which the player's ``guess + 1``-th guess (0: the
     first) is due - logic has nothing left there; it may be too big to
     enumerate - or None when the game ends before it."""
-    mines, fog = _board_rows(board)
+    mines, fog = board_rows(board)
     W, H = board.width, board.height
     nb, nbn, spawn = _arrays(W, H, board.spawn_side)
     _check_batch(W, H, board.spawn_side, mines, fog, spawn, budget)
@@ -334,3 +397,79 @@ def position_at_guess(board, guess: int = 0, budget: int = NODE_BUDGET) -> Posit
     numbers_of(mines[0], nb, nbn, num)
     return Position(W, H, rev, np.where(rev == 1, num, 0).astype(np.int32), known, fog[0].copy(),
                     int(mines[0].sum()))
+
+
+# --- the player's figures in the board's metrics record (issue 30 "Per board, in board_metrics") ------
+
+METRICS = ("forced_guesses", "survival", "won", "first_guess_p_safe", "open_share_at_first_guess", "guess_cells",
+           "guess_p_safe", "fairness_too_big")
+
+
+def _metrics(summary: list, guesses: list, width: int) -> dict:
+    """One board's ``METRICS`` from its summary row and its guesses as
+    ``(cell, numerator, denominator)``: floats of the exact values (the
+    product of the P(safe) in integers, one division), no Fraction built."""
+    state = summary[OUT_STATE]
+    analysed = state in (WON, LOST)
+    num = den = 1
+    for _, n, d in guesses:
+        num, den = num * n, den * d
+    first, safe = summary[OUT_OPEN_AT_FIRST], summary[OUT_SAFE]
+    return {
+        "forced_guesses": summary[OUT_GUESSES],
+        "survival": num / den if analysed else None,
+        "won": (state == WON) if analysed else None,
+        "first_guess_p_safe": guesses[0][1] / guesses[0][2] if guesses else None,
+        "open_share_at_first_guess": first / safe if first >= 0 else None,
+        "guess_cells": [c for c, _, _ in guesses],
+        "guess_p_safe": [n / d for _, n, d in guesses],
+        "fairness_too_big": summary[OUT_TOO_BIG],
+    }
+
+
+_NO_GUESS_METRICS = {"forced_guesses": 0, "survival": 1.0, "won": True, "first_guess_p_safe": None,
+                     "open_share_at_first_guess": None, "guess_cells": [], "guess_p_safe": [], "fairness_too_big": 0}
+
+
+def board_figures_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, fog: np.ndarray,
+                        todo) -> list[dict | None]:
+    """The difficulty fields (``difficulty.FIELDS``) and the player's
+    ``METRICS`` of the boards of a batch (rows of ``mines`` and ``fog``)
+    where ``todo`` is set, None elsewhere, in one kernel call: the player
+    starts where complete logic stopped, so the boards it solves cost the
+    player nothing and the others skip their first pass."""
+    from boardgen_pipeline.board.difficulty import _record as difficulty_record
+
+    mines = np.require(mines, np.uint8, ("C", "W"))
+    fog = np.require(fog, np.uint8, ("C", "W"))
+    nb, nbn, spawn = _arrays(width, height, spawn_side)
+    _check_batch(width, height, spawn_side, mines, fog, spawn, NODE_BUDGET)
+    todo = np.ascontiguousarray(todo, np.uint8)
+    boards = mines.shape[0]
+    if todo.shape != (boards,):
+        raise ValueError(f"todo must hold one value a board ({boards}), got shape {todo.shape}")
+    figures = np.zeros((boards, 7), np.int64)
+    out = np.zeros((boards, OUT_SIZE), np.int64)
+    L = limbs.limbs_for(width * height)
+    rows = _figures_play_batch(mines, fog, todo, spawn, width, height, nb, nbn, _WIDEN, NODE_BUDGET, L, figures, out)
+    per_board = _decode(rows, boards, L)
+    summary = out.tolist()
+    records: list[dict | None] = []
+    for b, (f, t) in enumerate(zip(figures.tolist(), todo.tolist())):
+        if not t:
+            records.append(None)
+            continue
+        d = difficulty_record(f)
+        records.append({**d, **(dict(_NO_GUESS_METRICS) if d["solvable_full_logic"]
+                                else _metrics(summary[b], per_board[b], width))})
+    return records
+
+
+def game_json(board) -> dict:
+    """One game of the player on ``board`` as ``boardgen play`` prints it:
+    ``won``, ``forced_guesses``, ``survival`` and ``guesses`` as
+    ``{x, y, p_safe}`` (floats of the exact fractions); a board it could not
+    analyse has ``won`` and ``survival`` null and ``too_big`` > 0."""
+    r = play(board)
+    return {"won": r["won"], "forced_guesses": r["forced_guesses"], "survival": r["survival"],
+            "guesses": [{"x": x, "y": y, "p_safe": float(p)} for x, y, p in r["guesses"]], "too_big": r["too_big"]}

@@ -33,7 +33,9 @@ from boardgen_pipeline.board.geometry import neighbour_table
 RULE_SETS = ("single_subset", "single")
 
 
-METRIC_VERSION = 1
+# The version of what a board's metrics record holds; part of every batch fingerprint, so a
+# warehouse made before a change regenerates its rows. 2: the perfect player's figures (issue 30).
+METRIC_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -42,11 +42,11 @@ one the table loader would accept.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from boardgen_pipeline.board.generator import generate_from_row
 from boardgen_pipeline.board.rng import derive_at, sigma
+from boardgen_pipeline.calibration.rates import Z95, wilson
 from boardgen_pipeline.scopes import PROBE_OFFSET  # probes of a batch of at most 2048 boards follow it
 from boardgen_pipeline.tables.board_gen import BoardGenRow, fog_predicate, mines_target
 
@@ -71,14 +71,8 @@ class PassRate:
     def p(self) -> float:
         return self.passes / self.attempts if self.attempts else 0.0
 
-    def wilson(self, z: float = 1.96) -> tuple[float, float]:
-        n = self.attempts
-        if n == 0:
-            return (0.0, 1.0)
-        p = self.p
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-        return (max(0.0, centre - half), min(1.0, centre + half))
+    def wilson(self, z: float = Z95) -> tuple[float, float]:
+        return wilson(self.p, self.attempts, z)
 
 
 def board_pass_chance(p: float, attempts: int) -> float:

@@ -6,7 +6,10 @@
 - A': no board flagged illegal (blocking: such a batch is never published);
 - B: on fog rows, every fog region placed on at least 95% of boards;
 - B': on rows without fog, no board carries fog;
-- E: the table's ``monotone_in_depth`` fields rise with depth (a warning).
+- E: the table's ``monotone_in_depth`` fields rise with depth (a warning);
+- F: a perfect player's mean survival on the row's boards is at least the
+  row's ``min_mean_survival`` (issue 30; a warning unless the header's
+  ``survival_is_criterion`` makes it an error; not applicable where unset).
 
 Each check reads one :class:`RowEvidence` (the batch, its records and their
 report; the pictures and the advisor's reading are computed once, on first
@@ -23,12 +26,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from boardgen_pipeline.calibration.advisor import Advice
-from boardgen_pipeline.calibration.batch import FOG_PLACEMENT_FLOOR, RowReport, evaluate_row
+from boardgen_pipeline.calibration.batch import FOG_PLACEMENT_FLOOR, RowReport, evaluate_row, judged_inferability
 from boardgen_pipeline.calibration.fix import apply_command
 from boardgen_pipeline.calibration.report import row_advice
 from boardgen_pipeline.calibration.seeds import SeedBatch
 from boardgen_pipeline.outcomes import CheckOutcome, _scopes
-from boardgen_pipeline.pictures import charts, drawings
+from boardgen_pipeline.pictures import charts, drawings, fairness
 
 TARGET_FLOOR = 0.85  # assertion A'' (seed 001 F4)
 
@@ -38,7 +41,8 @@ CHECK_A1 = "a_prime_no_illegal_board"
 CHECK_B = "b_fog_regions_placed"
 CHECK_B1 = "b_prime_no_fog_on_fogless_row"
 CHECK_E = "e_monotone_in_depth"
-CHECKS = (CHECK_A, CHECK_A2, CHECK_A1, CHECK_B, CHECK_B1, CHECK_E)
+CHECK_F = "f_mean_survival"
+CHECKS = (CHECK_A, CHECK_A2, CHECK_A1, CHECK_B, CHECK_B1, CHECK_E, CHECK_F)
 
 
 @dataclass
@@ -84,7 +88,9 @@ class RowEvidence:
         if self.looked_at:
             title = (f"row {self.batch.row.key_text}: {report.samples} boards, "
                      f"{len(report.below_target_scopes)} below target")
-            png = charts.inferability_histogram_png([r["inferability"] for r in self.records], report.target, title)
+            # what A judges (the core too, on fog rows) and A's own count (issue 29)
+            png = charts.inferability_histogram_png([judged_inferability(r) for r in self.records], report.target,
+                                                    title, below=len(report.below_target_scopes))
             out["inferability_chart"] = charts.png_markdown(png, "inferability histogram")
         return out
 
@@ -260,15 +266,50 @@ def _monotone_picture(batch: SeedBatch) -> str:
     return f"level {batch.key[0]} (this row in bold):\n\n" + "\n".join(lines)
 
 
+def assertion_f(ev: RowEvidence) -> CheckOutcome:
+    """F: the mean survival of a perfect player (``board.player``) on the
+    row's boards is at least ``min_mean_survival`` (issue 30). Advisory (a
+    warning) unless the header's ``survival_is_criterion`` is set; a row
+    without a floor passes as not applicable. Its pictures are drawn on every
+    row (text, a few lists walked): the survival histogram and the board of
+    least survival with the guessed cells and their P(safe)."""
+    report = ev.report
+    floor, verdict, fair = report.survival_floor, report.assertion_f, report.fairness
+    survival = fair.get("mean_survival")
+    shown = "none analysed" if survival is None else f"{survival:.3f}"
+    if floor is None:
+        text = f"not applicable: no min_mean_survival set (mean survival {shown})"
+    elif verdict:
+        text = f"mean survival {shown} >= min_mean_survival {floor}"
+    else:
+        text = f"mean survival {shown} below min_mean_survival {floor}"
+    worst = fairness.worst_guess_record(ev.records)
+    pictures = {"survival_histogram": fairness.survival_histogram(ev.records, floor)}
+    if worst is not None:
+        pictures["least_survival_board"] = fairness.draw_guesses(worst)
+    return CheckOutcome(
+        name=CHECK_F,
+        assertion="F",
+        passed=verdict is not False,
+        severity="error" if report.survival_criterion else "warning",
+        blocking=False,
+        description=text,
+        metadata={"applicable": floor is not None, "min_mean_survival": floor, "criterion": report.survival_criterion,
+                  **fair, "least_survival_scope": worst["scope"] if worst else None},
+        pictures=pictures,
+    )
+
+
 ASSERTIONS: tuple[Callable[[RowEvidence], CheckOutcome], ...] = (
-    assertion_a, assertion_a2, assertion_a1, assertion_b, assertion_b1, assertion_e,
+    assertion_a, assertion_a2, assertion_a1, assertion_b, assertion_b1, assertion_e, assertion_f,
 )
 
 
 def check_outcomes(batch: SeedBatch, records: list[dict], report: RowReport | None = None) -> list[CheckOutcome]:
-    """Assertions A, A'', A', B, B' and E of one row, in that order. B applies to
+    """Assertions A, A'', A', B, B', E and F of one row, in that order. B applies to
     fog rows and B' to rows without fog; the other one passes as not applicable."""
-    return evidence_outcomes(RowEvidence(batch, records, report or evaluate_row(batch.row, records)))
+    report = report or evaluate_row(batch.row, records, batch.header.survival_is_criterion)
+    return evidence_outcomes(RowEvidence(batch, records, report))
 
 
 def evidence_outcomes(evidence: RowEvidence) -> list[CheckOutcome]:

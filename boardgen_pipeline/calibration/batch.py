@@ -14,6 +14,13 @@ the records alone, so the CLI, the Dagster checks and the tests share them:
   carry no fog;
 - E: monotone in depth (advisory, from the table's own declaration).
 
+Report C also carries what a perfect player risks on the row's boards
+(issue 30, ``board.player``): the share of boards that need no guess, the
+mean number of guesses, the win rate and the mean survival (the chance the
+player's policy survives a board's guesses) with Wilson intervals, over the
+boards the player could analyse. They inform the target; no assertion reads
+them unless the table asks (``min_mean_survival``: the advisory check F).
+
 Report C also carries the difficulty figures of the row's boards (issue 17,
 ``board.difficulty``): p10/p50/p90 of 3BV, of 3BV per safe cell and of
 subset_steps, the median solve_rounds, and the share of boards complete
@@ -31,6 +38,7 @@ import numpy as np
 
 from boardgen_pipeline.board.generator import generate_batch_from_row, target_fraction
 from boardgen_pipeline.board.rng import DEFAULT_SAMPLES, sigma
+from boardgen_pipeline.calibration.rates import wilson
 from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable
 
 PERCENTILES = (10, 50, 90)
@@ -94,6 +102,9 @@ class RowReport:
     shortfall: dict = field(default_factory=dict)
     worst_scope: int | None = None
     difficulty: dict = field(default_factory=dict)
+    fairness: dict = field(default_factory=dict)
+    survival_floor: float | None = None  # the row's min_mean_survival (check F)
+    survival_criterion: bool = False  # the header's survival_is_criterion: F counts toward green
 
     @property
     def assertion_a(self) -> bool:
@@ -116,9 +127,21 @@ class RowReport:
         return self.fog_boards_on_fogless_row == 0 if not self.has_fog else None
 
     @property
+    def assertion_f(self) -> bool | None:
+        """F: mean survival >= the row's floor; None where the row sets none. A
+        row whose boards could not be analysed (too big) has no mean to judge:
+        it fails, never passes on a guess."""
+        if self.survival_floor is None:
+            return None
+        survival = self.fairness.get("mean_survival")
+        return survival is not None and survival >= self.survival_floor
+
+    @property
     def green(self) -> bool:
-        return all(x is not False for x in (self.assertion_a, self.assertion_a2, self.assertion_a1,
-                                            self.assertion_b, self.assertion_b1))
+        verdicts = [self.assertion_a, self.assertion_a2, self.assertion_a1, self.assertion_b, self.assertion_b1]
+        if self.survival_criterion:
+            verdicts.append(self.assertion_f)
+        return all(x is not False for x in verdicts)
 
     def as_dict(self) -> dict:
         return {
@@ -142,6 +165,9 @@ class RowReport:
             "assertion_a1": self.assertion_a1,
             "assertion_b": self.assertion_b,
             "assertion_b1": self.assertion_b1,
+            "assertion_f": self.assertion_f,
+            "min_mean_survival": self.survival_floor,
+            "survival_is_criterion": self.survival_criterion,
             "fog_full_share": self.fog_full_share,
             "delta_budget_fog_p50": self.fog_budget.get("delta_p50", 0.0),
             "delta_budget_fog_p90": self.fog_budget.get("delta_p90", 0.0),
@@ -150,6 +176,7 @@ class RowReport:
             "worst_scope": self.worst_scope,
             "green": self.green,
             **self.difficulty,
+            **self.fairness,
         }
 
 
@@ -216,6 +243,15 @@ def below_target_scopes(records: list[dict], target: Fraction) -> list[int]:
     return out
 
 
+def judged_inferability(record: dict) -> float:
+    """The value assertion A judges a board by, as a float for a picture:
+    its inferability, or its inferability without the fog cells where that
+    is lower (fog rows, seed 001 F5). Counts of boards below target come from
+    :func:`below_target_scopes` (integers), never from these floats."""
+    core = record.get("inferability_core")
+    return record["inferability"] if core is None else min(record["inferability"], core)
+
+
 def worst_record(records: list[dict]) -> dict | None:
     """The record of the lowest inferability ``revealed / max(1, safe_count)``,
     ties to the lowest scope, then to the first (``min`` over
@@ -228,7 +264,9 @@ def worst_record(records: list[dict]) -> dict | None:
     return worst
 
 
-def evaluate_row(row: BoardGenRow, records: list[dict]) -> RowReport:
+def evaluate_row(row: BoardGenRow, records: list[dict], survival_criterion: bool = False) -> RowReport:
+    """Report C of one row from its board records; ``survival_criterion``:
+    the table's header makes check F count toward green."""
     target = target_fraction(row.inferability_target)
     n = len(records)
     has_fog = row.fog_region_count >= 1
@@ -267,7 +305,39 @@ def evaluate_row(row: BoardGenRow, records: list[dict]) -> RowReport:
         shortfall=dict(Counter(r.get("fog_shortfall", 0) for r in records)),
         worst_scope=worst["scope"] if worst else None,
         difficulty=difficulty,
+        fairness=fairness(records),
+        survival_floor=row.min_mean_survival,
+        survival_criterion=survival_criterion and row.min_mean_survival is not None,
     )
+
+
+# Report C's perfect-player columns (issue 30), in the order they are written; null where no board
+# was analysed (and in reports written before issue 30).
+FAIRNESS_FIGURES = ("fairness_boards", "fairness_not_analysed", "no_guess_share", "mean_guesses", "win_rate",
+                    "win_rate_ci_low", "win_rate_ci_high", "mean_survival", "mean_survival_ci_low",
+                    "mean_survival_ci_high", "mean_first_guess_p_safe")
+
+
+def fairness(records: list[dict]) -> dict:
+    """The perfect player's figures of a row (module docstring) from its
+    boards' records; empty when the records carry none (before issue 30)."""
+    if not records or "forced_guesses" not in records[0]:
+        return {}
+    analysed = [r for r in records if r.get("won") is not None]
+    n = len(analysed)
+    out = dict.fromkeys(FAIRNESS_FIGURES)
+    out["fairness_boards"], out["fairness_not_analysed"] = n, len(records) - n
+    if n:
+        wins = sum(1 for r in analysed if r["won"])
+        survival = sum(r["survival"] for r in analysed) / n
+        firsts = [r["first_guess_p_safe"] for r in analysed if r["first_guess_p_safe"] is not None]
+        out.update(no_guess_share=sum(1 for r in analysed if r["forced_guesses"] == 0) / n,
+                   mean_guesses=sum(r["forced_guesses"] for r in analysed) / n, win_rate=wins / n,
+                   mean_survival=survival, mean_first_guess_p_safe=sum(firsts) / len(firsts) if firsts else None)
+        out["win_rate_ci_low"], out["win_rate_ci_high"] = wilson(wins / n, n)
+        # the mean survival is a rate too: the expected win rate of the policy on these boards
+        out["mean_survival_ci_low"], out["mean_survival_ci_high"] = wilson(survival, n)
+    return out
 
 
 def monotone_findings(table: BoardGenTable) -> list[str]:

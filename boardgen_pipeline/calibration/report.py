@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from boardgen_pipeline.calibration import advisor
-from boardgen_pipeline.calibration.batch import RowReport
+from boardgen_pipeline.calibration.batch import FAIRNESS_FIGURES, RowReport
 from boardgen_pipeline.calibration.seeds import SeedBatch
 from boardgen_pipeline.tables.board_gen import REPORTED_PARAMETERS
 
@@ -26,7 +26,11 @@ TABLE_PARAMETERS = tuple(name for name in REPORTED_PARAMETERS if name != "infera
 # Columns that may be empty, with the type they hold when they are not (a file whose only
 # record has None there would otherwise get an untyped "null" column).
 NULLABLE_TYPES = {"advice_density": "double", "advice_r0_max_cap": "int64", "advice_target": "double",
-                  "worst_scope": "int64", "assertion_b": "bool", "assertion_b1": "bool"}
+                  "worst_scope": "int64", "assertion_b": "bool", "assertion_b1": "bool",
+                  "assertion_f": "bool", "min_mean_survival": "double",
+                  # the perfect player's figures (issue 30): null where no board of the row was analysed
+                  **{name: "int64" if name in ("fairness_boards", "fairness_not_analysed") else "double"
+                     for name in FAIRNESS_FIGURES}}
 
 
 def report_record(batch: SeedBatch, report: RowReport, records: list[dict] | None = None,

@@ -44,8 +44,10 @@ def _png(fig) -> bytes:
 
 
 def inferability_histogram_png(values: list[float], target: float, title: str = "",
-                               size: tuple[float, float] = (6, 3)) -> bytes:
-    """Histogram of a row's board inferabilities, the target as a red line."""
+                               size: tuple[float, float] = (6, 3), below: int | None = None) -> bytes:
+    """Histogram of a row's board inferabilities (on fog rows the lower of
+    inferability and its core: ``batch.judged_inferability``), the target as
+    a red line; ``below``: the verdict's count of boards below target."""
     fig, ax = _pyplot().subplots(figsize=size)
     lo = min([target, *values]) if values else target
     bins = [lo + (1.0 - lo) * i / 20 for i in range(21)] if lo < 1.0 else 20
@@ -54,8 +56,8 @@ def inferability_histogram_png(values: list[float], target: float, title: str = 
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(5))  # readable tick labels at any size
-    below = sum(1 for v in values if v < target)
-    ax.set_xlabel("inferability |R∞| / |S|")
+    below = sum(1 for v in values if v < target) if below is None else below
+    ax.set_xlabel("inferability |R∞| / |S| (fog rows: the lower of it and the core's)")
     ax.set_ylabel("boards")
     ax.set_title(title or f"{len(values)} boards, {below} below target")
     ax.legend(loc="upper left")

@@ -56,7 +56,7 @@ def _png(fig) -> bytes:
 
 
 def histogram_thumbnail(values: list[float], target: float, width_px: int = HISTOGRAM_WIDTH_PX,
-                        height_px: int = HEIGHT_PX) -> bytes:
+                        height_px: int = HEIGHT_PX, below: int | None = None) -> bytes:
     """The row's inferabilities in 20 bins from the lowest (or the target) to
     1, the target a red line; ``width_px`` x ``height_px`` exactly."""
     from matplotlib.ticker import MaxNLocator
@@ -68,7 +68,7 @@ def histogram_thumbnail(values: list[float], target: float, width_px: int = HIST
     bins = [lo + (1.0 - lo) * i / 20 for i in range(21)] if lo < 1.0 else 20
     ax.hist(values, bins=bins, color="#4c78a8", edgecolor="white")
     ax.axvline(target, color="#d62728", linewidth=1.5)
-    below = sum(1 for v in values if v < target)
+    below = sum(1 for v in values if v < target) if below is None else below  # the verdict's count, given
     ax.set_title(f"{len(values)} boards, {below} below target {target:g} (red)", fontsize=FONT + 0.5, pad=2)
     ax.set_xlabel("inferability |R∞| / |S|", fontsize=FONT, labelpad=1)
     ax.set_ylabel("boards", fontsize=FONT, labelpad=1)

@@ -137,6 +137,8 @@ def boards_figures(batch: SeedBatch, report: RowReport, published: bool) -> dict
         "below_target": len(r.below_target_scopes),
         "illegal": len(r.illegal_scopes),
         "published": published,
+        # what a perfect player risks (issue 30): null where no board was analysed
+        **{k: r.fairness.get(k) for k in ("mean_survival", "win_rate", "mean_guesses", "no_guess_share")},
         "row_fingerprint": batch.row_fingerprint,
         "batch_fingerprint": batch.batch_fingerprint,
     }
@@ -171,7 +173,7 @@ def run_row(task: RowTask) -> RowResult:
     if BOARDS in task.stages:
         records = generate_batch(batch)
         t1 = perf_counter()
-        report = evaluate_row(batch.row, records)
+        report = evaluate_row(batch.row, records, batch.header.survival_is_criterion)
         evidence = RowEvidence(batch, records, report)
         outcomes = evidence_outcomes(evidence)
         advice = evidence.advice  # A read it: the report's figures are the same reading
@@ -195,15 +197,17 @@ def run_row(task: RowTask) -> RowResult:
             out.skipped.update({s: str(exc) for s in (OVERLAYS, REPORT) if s in task.stages})
             return out
         # the row's F4 verdicts again, from the very boards it publishes: its checks file holds them all
-        report = evaluate_row(batch.row, records)
-        out.outcomes[BOARDS] = check_outcomes(batch, records, report)
+        report = evaluate_row(batch.row, records, batch.header.survival_is_criterion)
+        evidence = RowEvidence(batch, records, report)
+        out.outcomes[BOARDS] = evidence_outcomes(evidence)
+        advice = evidence.advice
     if OVERLAYS in task.stages:
         t3 = perf_counter()
         _overlays(task, records, out)
         out.seconds["overlays"] = perf_counter() - t3
     if REPORT in task.stages:
         t4 = perf_counter()
-        report = report or evaluate_row(batch.row, records)
+        report = report or evaluate_row(batch.row, records, batch.header.survival_is_criterion)
         record = report_record(batch, report, records, advice)
         out.files.append(RowFile.of(REPORT, datasets.records_table([record], schema=report_schema(record))))
         out.history = history.version_of(record)

@@ -53,7 +53,7 @@ import pyarrow.parquet as pq
 
 from boardgen_pipeline import canonical, files
 from boardgen_pipeline.board.solver import METRIC_VERSION
-from boardgen_pipeline.calibration.batch import DIFFICULTY_FIGURES
+from boardgen_pipeline.calibration.batch import DIFFICULTY_FIGURES, FAIRNESS_FIGURES
 from boardgen_pipeline.tables.board_gen import REPORTED_PARAMETERS, BoardGenRow
 from boardgen_pipeline.warehouse import datasets, publish
 
@@ -69,15 +69,19 @@ PARAMETERS = {name: ARROW_TYPES.get(BoardGenRow.model_fields[name].annotation, p
 # What a version says of the batch besides its parameters: N and the code that measured it.
 INPUTS = {"row_fingerprint": pa.string(), "batch_fingerprint": pa.string(), "metric_version": pa.int64(),
           "samples": pa.int64()}
-VERDICTS = ("assertion_a", "assertion_a2", "assertion_a1", "assertion_b", "assertion_b1", "green")
+VERDICTS = ("assertion_a", "assertion_a2", "assertion_a1", "assertion_b", "assertion_b1", "assertion_f", "green")
 FIGURES = {
     "p10": pa.float64(), "p50": pa.float64(), "p90": pa.float64(),
     "passed": pa.int64(), "best_legal": pa.int64(), "least_bad": pa.int64(), "pass_rate": pa.float64(),
     "retry_rate": pa.float64(), "mean_attempts": pa.float64(), "below_target": pa.int64(), "illegal": pa.int64(),
     **{name: pa.bool_() for name in VERDICTS},  # B and B' are null on the rows they do not apply to
     **{name: pa.float64() for name in DIFFICULTY_FIGURES},  # null in reports written before issue 17
+    # what a perfect player risks (issue 30); null in reports written before it
+    **{name: pa.int64() if name in ("fairness_boards", "fairness_not_analysed") else pa.float64()
+       for name in FAIRNESS_FIGURES},
 }
 CONTENT = {**INPUTS, **PARAMETERS, **FIGURES}  # what names a version
+LATER = frozenset({"assertion_f", *FAIRNESS_FIGURES})  # columns added after the first versions (issue 30)
 SCHEMA = pa.schema([pa.field("version", pa.string()), pa.field("published_at", pa.timestamp("us", tz="UTC")),
                     *(pa.field(name, kind) for name, kind in CONTENT.items())])
 
@@ -108,7 +112,10 @@ def version_of(report: dict) -> dict:
     values = {**report, "metric_version": report.get("metric_version", METRIC_VERSION),
               "pass_rate": pass_rate(report["passed"], report["samples"])}
     content = {name: _plain(values.get(name), kind) for name, kind in CONTENT.items()}
-    return {"version": canonical.digest(content), **content}
+    # a column added after versions were first written names a version only where it holds a value:
+    # the versions kept before it keep their names
+    named = {k: v for k, v in content.items() if v is not None or k not in LATER}
+    return {"version": canonical.digest(named), **content}
 
 
 def version_path(root, key: tuple[int, int], version: str) -> Path:

@@ -24,6 +24,7 @@ from boardgen_pipeline.canonical import canonical_json
 from boardgen_pipeline.outcomes import CheckOutcome
 
 DATASET = "row_checks"
+ALWAYS_PICTURED = frozenset({"f_mean_survival"})  # checks whose pictures a passing row keeps
 SCHEMA = pa.schema([
     ("asset", pa.string()),
     ("check", pa.string()),
@@ -40,13 +41,16 @@ SCHEMA = pa.schema([
 def records(outcomes: dict[str, list[CheckOutcome]], fingerprints: dict[str, str]) -> list[dict]:
     """One record per outcome, asset by asset in the order given. Pictures are
     kept for a failed check only: a passing row's histogram is one query away
-    (``board_metrics``), and a file of pictures per row would be most of it."""
+    (``board_metrics``), and a file of pictures per row would be most of it.
+    Check F keeps its two text pictures on every row: the row's page shows
+    what a perfect player risks whether or not a floor is set (issue 30)."""
     out = []
     for asset, found in outcomes.items():
         for o in found:
+            kept = o.pictures if not o.passed or o.name in ALWAYS_PICTURED else {}
             out.append({"asset": asset, "check": o.name, "assertion": o.assertion, "passed": bool(o.passed),
                         "severity": o.severity, "description": o.description, "figures": canonical_json(o.metadata),
-                        "pictures": canonical_json({} if o.passed else o.pictures),
+                        "pictures": canonical_json(kept),
                         "fingerprint": fingerprints.get(asset, "")})
     return out
 

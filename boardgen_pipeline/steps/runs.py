@@ -27,6 +27,9 @@ from boardgen_pipeline import files
 
 MAX_ROWS_PER_RUN = 1000  # a run keeps its step's events until it ends (the engine's): bounded here
 ROW_FIXED_CELLS = 64  # a board's cost besides its cells (records, checks), in cells
+# The tables' run and the node-map draws (2,000 adventures), which lane 0 runs first, in row-cost
+# units: measured ~2.5 s against ~1.3 us a unit for the rows (benchmarks/scale.py, 600 rows).
+PREPARE_COST = 2.0e6
 
 
 @dataclass(frozen=True)
@@ -106,11 +109,36 @@ def keys_of(order: list[str], r: Range) -> list[str]:
 def write_plan(path: Path, tags: dict, lanes: list[list[Range]], **settings) -> Path:
     """The plan of a batch of runs: its run tags, each lane's ranges, settings."""
     plan = {"tags": tags, "lanes": [[(r.first, r.last) for r in lane] for lane in lanes], **settings}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     return files.atomic_write(path, json.dumps(plan, sort_keys=True))
 
 
 def read_plan(path: Path) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+CANCELLED = {"cancelled": True}
+PLAN_POLL_SECONDS = 0.02
+
+
+def cancel_plan(path: Path) -> None:
+    """Tell lanes waiting for a plan that none is coming."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files.atomic_write(path, json.dumps(CANCELLED))
+
+
+def wait_for_plan(path: Path) -> dict | None:
+    """The plan at ``path`` once it is written; None when it was cancelled or
+    the process that was to write it (this one's parent) is gone."""
+    import time
+
+    parent = os.getppid()
+    while not Path(path).exists():
+        if os.getppid() != parent:
+            return None
+        time.sleep(PLAN_POLL_SECONDS)
+    plan = read_plan(path)
+    return None if plan.get("cancelled") else plan
 
 
 def _counter(path: Path, name: str) -> Path:

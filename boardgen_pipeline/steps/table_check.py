@@ -31,6 +31,9 @@ F4_DESCRIPTIONS = {
                                      "not applicable.",
     "e_monotone_in_depth": "E: the fields the table declares monotone_in_depth do not decrease with depth "
                            "(advisory, warning severity).",
+    "f_mean_survival": "F: on every row that sets min_mean_survival, a perfect player's mean survival (the chance "
+                       "its guesses all land safe) reaches it (issue 30; a warning unless the header sets "
+                       "survival_is_criterion).",
 }
 F4_FLAGS = (("assertion_a", "A"), ("assertion_a2", "A''"), ("assertion_a1", "A'"), ("assertion_b", "B"),
             ("assertion_b1", "B'"))
@@ -48,13 +51,15 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
     published = publish.keys_in(root, "boards")  # once, not a folder walk per row
     now = fingerprints_now(table, samples, master_seed)
     # every report at once; a missing or unreadable one (a damaged file: issue 14) is left out
+    # F counts where the table makes it a criterion (issue 30); its report column is null on rows with no floor
+    flags = F4_FLAGS + ((("assertion_f", "F"),) if table.header.survival_is_criterion else ())
     reports = publish.read_row_records(root, "calibration_report", [row_key(pk) for pk in now],
-                                       columns=["batch_fingerprint", *(flag for flag, _ in F4_FLAGS)])
+                                       columns=["batch_fingerprint", *(flag for flag, _ in flags)])
     for pk, fp in now.items():
         key = row_key(pk)
         record = (reports.get(key) or [None])[0]
         if record is not None and record.get("batch_fingerprint") == fp:
-            out[pk] = [name for flag, name in F4_FLAGS if record.get(flag) is False]
+            out[pk] = [name for flag, name in flags if record.get(flag) is False]
         elif key not in published and currency.stored_fingerprint(root, key) == fp:
             out[pk] = ["A'"]
         else:
@@ -113,10 +118,14 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitte
     if records:
         pictures = []
         if report is not None:
-            values = [r["inferability"] for r in records]
-            png = (thumbnails.histogram_thumbnail(values, report["inferability_target"]) if fitted else
+            from boardgen_pipeline.calibration.batch import judged_inferability
+
+            # what A judges (the core too, on fog rows) and A's own count (issue 29)
+            values, below = [judged_inferability(r) for r in records], report["below_target"]
+            png = (thumbnails.histogram_thumbnail(values, report["inferability_target"], below=below) if fitted else
                    charts.inferability_histogram_png(values, report["inferability_target"],
-                                                     f"row {pk}: {len(values)} boards", size=(3.6, 1.9)))
+                                                     f"row {pk}: {len(values)} boards, {below} below target",
+                                                     size=(3.6, 1.9), below=below))
             pictures.append(charts.png_markdown(png, "inferability histogram"))
         worst = min(records, key=lambda r: (r["inferability"], r["scope"]))
         png = (thumbnails.board_thumbnail(worst["layout"], spawn_side, title=f"worst board\nscope {worst['scope']}")

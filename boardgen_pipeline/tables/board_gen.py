@@ -72,6 +72,7 @@ DOMAINS = {
     "r0_max_cap": "int [spawn_cells, floor(W*H/2)]",
     "fog_region_count": "int [0, 32]",
     "fog_target_ratio": "float [0, 1)",
+    "min_mean_survival": "float [0, 1], optional (check F: unset, no threshold)",
 }
 
 
@@ -94,6 +95,8 @@ class BoardGenRow(BaseModel):
     r0_max_cap: int = Field(ge=1)
     fog_region_count: int = Field(default=0, ge=0, le=32)
     fog_target_ratio: float = Field(default=0.0, ge=0, lt=1)
+    # check F (issue 30): the least mean survival a perfect player may have on the row's boards
+    min_mean_survival: float | None = Field(default=None, ge=0, le=1)
     reserved: dict = Field(default_factory=dict)
 
     @property
@@ -107,6 +110,8 @@ class BoardGenRow(BaseModel):
     def fields(self) -> dict:
         """Every field as plain values, reserved ones flattened back in."""
         out = self.model_dump(exclude={"reserved"})
+        if out["min_mean_survival"] is None:  # unset: the row's fingerprint is the one it had before check F
+            del out["min_mean_survival"]
         out.update(self.reserved)
         return out
 
@@ -125,6 +130,8 @@ class Header:
     spawn_side: int = 3
     monotone_in_depth: tuple[str, ...] = ()
     dig_ap_cost: int = 1  # read-only copy of the action economy's price (seed 001 F3)
+    # check F fails the row (error) instead of warning, where a row sets min_mean_survival (issue 30)
+    survival_is_criterion: bool = False
 
     @property
     def spawn_cells(self) -> int:
@@ -185,6 +192,8 @@ class BoardGenTable:
         payload = {"spawn_side": self.header.spawn_side, "row": self.rows[key].fields()}
         if self.rows[key].fog_region_count:
             payload["dig_ap_cost"] = self.header.dig_ap_cost
+        if self.rows[key].min_mean_survival is not None:  # F's severity is part of the row's verdicts
+            payload["survival_is_criterion"] = self.header.survival_is_criterion
         return digest(payload)
 
 
@@ -199,7 +208,7 @@ def _row_label(raw: dict, index: int | None = None) -> str:
 
 
 def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
-    known = {"spawn_side", "monotone_in_depth", "dig_ap_cost"}
+    known = {"spawn_side", "monotone_in_depth", "dig_ap_cost", "survival_is_criterion"}
     for name in sorted(set(raw) - known):
         violations.append(Violation(path, "header", name, raw[name], "unknown_field",
                                     f"unknown header field; known: {sorted(known)}"))
@@ -218,7 +227,12 @@ def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
     if type(cost) is not int or not 1 <= cost <= 8:
         violations.append(Violation(path, "header", "dig_ap_cost", cost, "domain", "must be int [1, 8]"))
         cost = 1
-    return Header(side, tuple(mono), cost)
+    criterion = raw.get("survival_is_criterion", False)
+    if type(criterion) is not bool:
+        violations.append(Violation(path, "header", "survival_is_criterion", criterion, "domain",
+                                    "must be true or false (check F: an error instead of a warning)"))
+        criterion = False
+    return Header(side, tuple(mono), cost, criterion)
 
 
 def _row(path: str, raw: dict, header: Header, violations: list[Violation], index: int | None = None,
