@@ -7,6 +7,8 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+# pytest-xdist workers for `make test` (a file's tests stay in one worker: its fixtures are built once)
+TEST_WORKERS ?= 3
 
 .PHONY: run test lint ui bench validate clean mutate
 
@@ -27,7 +29,7 @@ test: $(STAMP)
 	bash scripts/ensure_postgres.sh
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -70,6 +70,37 @@ def _quiet_retries():
         root.setLevel(level)
 
 
+REFUSALS = ("connection refused", "password authentication failed", 'role "', "does not exist")
+
+
+def _probe_postgres(yaml_path: Path) -> None:
+    """One connection to the PostgreSQL server ``dagster.yaml`` names, before
+    Dagster's storages open it: each retries a refused connection five times
+    (~10 s in all), so a server that refuses the connection or the login
+    fails here at once, with the server's words. Anything else (a slow
+    server, a block Dagster reads otherwise) is left to Dagster."""
+    import yaml
+
+    try:
+        block = ((yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}).get("storage") or {}).get("postgres")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return
+    if not isinstance(block, dict):
+        return
+    import psycopg2
+    from dagster_postgres.utils import pg_url_from_config
+
+    try:
+        url = pg_url_from_config(block)
+    except Exception:  # an {env: ...} value or a block of another shape: Dagster resolves and checks it
+        return
+    try:
+        psycopg2.connect(url, connect_timeout=5).close()
+    except psycopg2.OperationalError as exc:
+        if any(needle in str(exc).lower() for needle in REFUSALS):
+            raise
+
+
 def ensure_dagster_home(path: Path | str | None = None) -> Path:
     """Create the instance folder and its ``dagster.yaml`` when missing, add
     what the project needs to an existing one, migrate its storages when
@@ -86,6 +117,7 @@ def ensure_dagster_home(path: Path | str | None = None) -> Path:
                 files.atomic_write(yaml_path, DAGSTER_YAML)
             else:
                 migrate_yaml(yaml_path)
+            _probe_postgres(yaml_path)
             with contextlib.redirect_stdout(io.StringIO()), _quiet_retries(), dg.DagsterInstance.get() as instance:
                 behind = storages_behind(instance)
                 if behind:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from boardgen_pipeline.calibration import seeds
-from boardgen_pipeline.calibration.batch import evaluate_row
+from boardgen_pipeline.calibration.batch import evaluate_row, judged_inferability
 from boardgen_pipeline.calibration.fix import apply_command
 from boardgen_pipeline.calibration.report import report_record
 from boardgen_pipeline.pictures import charts, thumbnails
@@ -271,9 +271,11 @@ def _overview_rows(small, tmp_path, **changes):
 def test_the_overview_full_size_is_its_histogram_and_worst_board_after_the_verdict(small, tmp_path):
     table, records, report, worst = _overview_rows(small, tmp_path, assertion_a=False)
     text = failing_row_overview(tmp_path, "1-1", ["A"], 7)  # full size unless asked to fit
-    values = [r["inferability"] for r in records]
-    histogram = charts.png_markdown(charts.inferability_histogram_png(values, 0.85, f"row 1-1: {N} boards",
-                                                                      size=(3.6, 1.9)), "inferability histogram")
+    values = [judged_inferability(r) for r in records]  # what A judges, and A's count in the title (issue 29)
+    below = report["below_target"]
+    histogram = charts.png_markdown(charts.inferability_histogram_png(
+        values, 0.85, f"row 1-1: {N} boards, {below} below target", size=(3.6, 1.9), below=below),
+        "inferability histogram")
     board = charts.png_markdown(charts.board_png(worst["layout"], 7, cell_inches=0.16,
                                                  title=f"worst board, scope {worst['scope']}"), "worst board")
     assert board != charts.png_markdown(charts.board_png(worst["layout"], 3, cell_inches=0.16,
@@ -287,7 +289,8 @@ def test_the_overview_full_size_is_its_histogram_and_worst_board_after_the_verdi
 def test_the_overview_fitted_is_two_thumbnails(small, tmp_path):
     table, records, report, worst = _overview_rows(small, tmp_path, assertion_a=False)
     text = failing_row_overview(tmp_path, "1-1", ["A"], 7, fitted=True)
-    histogram = charts.png_markdown(thumbnails.histogram_thumbnail([r["inferability"] for r in records], 0.85),
+    histogram = charts.png_markdown(thumbnails.histogram_thumbnail([judged_inferability(r) for r in records], 0.85,
+                                                                   below=report["below_target"]),
                                     "inferability histogram")
     board = charts.png_markdown(thumbnails.board_thumbnail(worst["layout"], 7,
                                                            title=f"worst board\nscope {worst['scope']}"),

@@ -110,8 +110,8 @@ def test_validate_on_any_broken_table_exits_1_with_the_report(name, data):
             assert f"ok: {root / 'board_gen.toml'}: " in out.getvalue()
         else:
             assert (code, err.getvalue(), out.getvalue()) == (1, report + "\n", "")
-            # split on newlines only: a key may hold a carriage return, which splitlines() would cut at
-            assert all(f"  - {v}" in report.split("\n") for v in own)
+            # whole lines of the report, found as text: a key may hold a line break of its own
+            assert all(f"\n  - {v}\n" in f"\n{report}\n" for v in own)
 
 
 # --- the cases of the issue, through `boardgen validate` and `boardgen calibrate` -----------------

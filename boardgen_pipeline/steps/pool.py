@@ -380,6 +380,25 @@ def check_address(address: str) -> str | None:
     return None
 
 
+def _refused(address: str) -> str | None:
+    """The refusal of a TCP connection to a ``tcp://host:port`` address (the
+    port closed there), else None: a host that does not answer in time, or
+    another scheme, is left to Dask's own connect and its timeout."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address)
+    if parts.scheme != "tcp" or not parts.hostname or not parts.port:
+        return None
+    try:
+        socket.create_connection((parts.hostname, parts.port), timeout=CONNECT_TIMEOUT_SECONDS).close()
+    except ConnectionRefusedError as exc:
+        return exc.strerror or str(exc)
+    except OSError:
+        return None
+    return None
+
+
 def connect(address: str, timeout: float = CONNECT_TIMEOUT_SECONDS, source: str = "the Dask address"):
     """A ``distributed.Client`` on the scheduler at ``address``, or one
     :class:`ClusterError` sentence naming ``source`` (where the address came
@@ -388,6 +407,9 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT_SECONDS, source: str 
     problem = check_address(address)
     if problem:
         raise ClusterError(address, problem, source)
+    refused = _refused(address)
+    if refused:  # Dask would retry a refused connection until its timeout: a closed port is an answer
+        raise ClusterError(address, f"no Dask scheduler answers there (ConnectionRefusedError: {refused})", source)
     from distributed import Client
 
     try:
