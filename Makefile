@@ -8,7 +8,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 # pytest-xdist workers for `make test` (a file's tests stay in one worker: its fixtures are built once)
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 2
 
 .PHONY: run test lint ui bench validate clean mutate
 
