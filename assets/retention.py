@@ -12,6 +12,7 @@ partition as fine. ``boardgen prune`` calls :func:`main`.
 
 import sys
 import time
+from pathlib import Path
 
 import dagster as dg
 
@@ -79,8 +80,25 @@ def prune(instance, policy: retention.Policy, now: float | None = None) -> list[
                                r.dagster_run.run_id in keep) for r in runs_of_the_calibration(instance)]
     gone = retention.to_delete(infos, time.time() if now is None else now, policy)
     for run_id in gone:
-        instance.delete_run(run_id)
+        forget(instance, run_id)
     return gone
+
+
+def forget(instance, run_id: str) -> None:
+    """Delete a run, its events and every file the instance kept for it.
+    ``delete_run`` empties the stock SQLite log's file of the run
+    (``history/runs/<run id>.db``, ~2.5 MB for a 300-row run) but leaves it,
+    and the run's captured logs stay too: a home would still grow by its
+    nights (``benchmarks/soak.py``)."""
+    instance.delete_run(run_id)
+    shard = getattr(instance.event_log_storage, "path_for_shard", None)  # a run-sharded (SQLite) log only
+    if shard is not None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(shard(run_id) + suffix).unlink(missing_ok=True)
+    try:
+        instance.compute_log_manager.delete_logs(prefix=[run_id])
+    except NotImplementedError:
+        pass  # a log manager that cannot delete (the user's choice of storage) keeps them
 
 
 def prune_command(dagster_home: str | None = None, keep_runs: int | None = None, keep_days: int | None = None) -> int:

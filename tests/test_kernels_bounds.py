@@ -176,6 +176,7 @@ def start_fuzz(workdir: Path) -> subprocess.Popen:
                                 cwd=workdir)
 
 
+@pytest.mark.slow  # every kernel compiled again with bounds checks
 def test_fuzz_the_kernels_under_numba_boundscheck(request, tmp_path):
     proc, workdir = request.config.stash.get(FUZZ_KEY, (None, None))
     if proc is None:  # not started with the session (e.g. run through another entry point)

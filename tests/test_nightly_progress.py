@@ -13,7 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .test_pipeline_support import copy_fixture
+
+pytestmark = pytest.mark.integration  # a nightly on a terminal
 
 REPO = Path(__file__).resolve().parent.parent
 ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")

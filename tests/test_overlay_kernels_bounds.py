@@ -20,6 +20,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 FUZZ = textwrap.dedent("""
@@ -75,6 +77,7 @@ FUZZ = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # every overlay kernel compiled again with bounds checks
 def test_fuzz_the_overlay_kernels_under_numba_boundscheck(tmp_path):
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"),
            "PYTHONPATH": str(REPO)}

@@ -18,11 +18,14 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pytest
 
 from boardgen_pipeline.steps import currency
 from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .test_pipeline_support import N, copy_fixture, defs_for, run_rows
+
+pytestmark = pytest.mark.integration  # nightlies side by side, killed and rerun
 
 REPO = Path(__file__).resolve().parent.parent
 

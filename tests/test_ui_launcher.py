@@ -18,6 +18,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # dagster dev: a webserver and a daemon
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -1,0 +1,61 @@
+"""Retention on a real instance (issue 28 "a home that stops growing"): the
+nightly's last lane forgets old calibration runs, and nothing the instance
+kept for a forgotten run stays in the home. The stock SQLite event log keeps
+a file per run that ``delete_run`` empties but never removes, and the run's
+captured logs have their own folder: before ``assets.retention.forget``
+removed them, a home kept ~2.5 MB for every run it had ever made
+(``benchmarks/soak.py``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .nightly_support import nightly
+from .test_pipeline_support import copy_fixture
+
+pytestmark = pytest.mark.integration  # two nightlies into one home
+
+
+def _runs(home: Path) -> dict[str, str]:
+    """Every run of the home: id -> job name, read through Dagster's API."""
+    import dagster as dg
+
+    old = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(home)
+    try:
+        with dg.DagsterInstance.get() as instance:
+            return {r.dagster_run.run_id: r.dagster_run.job_name for r in instance.get_run_records()}
+    finally:
+        if old is None:
+            os.environ.pop("DAGSTER_HOME")
+        else:
+            os.environ["DAGSTER_HOME"] = old
+
+
+def _files_per_run(home: Path) -> set[str]:
+    """The run ids the home keeps a file or folder for: the event log's
+    ``history/runs/<id>.db`` and the captured logs' ``storage/<id>/``."""
+    shards = {p.name.split(".")[0] for p in (home / "history" / "runs").glob("*.db*") if not p.name.startswith("index")}
+    logs = {p.name for p in (home / "storage").iterdir() if p.is_dir()} if (home / "storage").exists() else set()
+    return shards | logs
+
+
+def test_a_forgotten_run_leaves_no_file_in_the_home(tmp_path):
+    tables, home = copy_fixture("small", tmp_path), tmp_path / "home"
+    rc, out, err = nightly(tables, tmp_path / "wh", home, samples="16")
+    assert rc == 0, out + err
+    first = _runs(home)
+    assert first and _files_per_run(home) == set(first)  # every run of the night has its files
+
+    # the second night keeps only its newest run, and whatever still holds the latest state of something
+    rc, out, err = nightly(tables, tmp_path / "wh", home, "--keep-runs", "1", samples="16")
+    assert rc == 0, out + err
+    now = _runs(home)
+    forgotten = set(first) - set(now)
+    assert "calibration_rows" in {first[r] for r in forgotten}  # the second night's rows replace the first's
+    assert f"retention: {len(forgotten)} old run(s) forgotten" in " ".join(out.split())
+    # nothing stays for a run the instance no longer has, and every run it has keeps its files
+    assert _files_per_run(home) == set(now)
