@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import sqlalchemy
 
 from boardgen_pipeline.steps import retention
 
@@ -88,9 +89,16 @@ def forget(instance, run_id: str) -> None:
     """Delete a run, its events and every file the instance kept for it.
     ``delete_run`` empties the stock SQLite log's file of the run
     (``history/runs/<run id>.db``, ~2.5 MB for a 300-row run) but leaves it,
-    and the run's captured logs stay too: a home would still grow by its
-    nights (``benchmarks/soak.py``)."""
+    and the run's captured logs stay too; the check evaluations the run
+    recorded stay in the index (``asset_check_executions``, which
+    ``delete_events`` does not touch), each pointing at an event that is
+    gone: a home would still grow by its nights (``benchmarks/soak.py``)."""
     instance.delete_run(run_id)
+    index = getattr(instance.event_log_storage, "index_connection", None)  # SQL storages: SQLite, PostgreSQL
+    if index is not None:
+        with index() as conn:
+            conn.execute(sqlalchemy.text("DELETE FROM asset_check_executions WHERE run_id = :run_id"),
+                         {"run_id": run_id})
     shard = getattr(instance.event_log_storage, "path_for_shard", None)  # a run-sharded (SQLite) log only
     if shard is not None:
         for suffix in ("", "-wal", "-shm"):

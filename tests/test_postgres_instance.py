@@ -163,3 +163,33 @@ def test_a_server_that_does_not_answer_or_refuses_the_login_is_one_sentence(how,
     assert "storage: postgres" in lines[0]
     assert ("connection refused" in lines[0]) if how == "no server" else ("refused the login" in lines[0])
     assert not (tmp_path / "warehouse").exists() or not list((tmp_path / "warehouse").rglob("*.parquet"))
+
+
+def test_retention_forgets_a_run_whole_on_postgresql(postgres_home, postgres_database, small_nightly, tmp_path):
+    """The second night keeps its newest run (and what holds the latest state):
+    the first night's rows and table runs go, with their events and their
+    check evaluations (``assets.retention.forget``)."""
+    import re
+
+    from .conftest import _pg_connect
+
+    rc, out, err = nightly(small_nightly["tables"], tmp_path / "wh", postgres_home, samples=small_nightly["samples"])
+    assert rc == 0, out + err
+    rc, out, err = nightly(small_nightly["tables"], tmp_path / "wh", postgres_home, "--keep-runs", "1",
+                           samples=small_nightly["samples"])
+    assert rc == 0, out + err
+    forgotten = int(re.search(r"retention: (\d+) old run\(s\) forgotten", " ".join(out.split())).group(1))
+    db = _pg_connect(postgres_database)
+    try:
+        cur = db.cursor()
+        cur.execute("select run_id from runs")
+        runs = {r for (r,) in cur.fetchall()}
+        cur.execute("select distinct run_id from asset_check_executions")
+        checked = {r for (r,) in cur.fetchall()}
+        cur.execute("select distinct run_id from event_logs where run_id <> ''")
+        logged = {r for (r,) in cur.fetchall()}
+    finally:
+        db.close()
+    assert forgotten >= 2  # the first night's rows and table runs
+    assert checked and checked <= runs  # no check evaluation of a forgotten run
+    assert logged <= runs  # nor any of its events

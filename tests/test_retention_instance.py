@@ -9,6 +9,7 @@ removed them, a home kept ~2.5 MB for every run it had ever made
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,12 @@ def test_a_forgotten_run_leaves_no_file_in_the_home(tmp_path):
     assert rc == 0, out + err
     now = _runs(home)
     forgotten = set(first) - set(now)
-    assert "calibration_rows" in {first[r] for r in forgotten}  # the second night's rows replace the first's
+    # the second night's rows and checks replace the first's
+    assert {"calibration_rows", "calibration_table"} <= {first[r] for r in forgotten}
     assert f"retention: {len(forgotten)} old run(s) forgotten" in " ".join(out.split())
     # nothing stays for a run the instance no longer has, and every run it has keeps its files
     assert _files_per_run(home) == set(now)
+    # nor its check evaluations: the index holds those of the runs the instance has, and this night's
+    with sqlite3.connect(home / "history" / "runs" / "index.db") as db:
+        checked = {r for (r,) in db.execute("select distinct run_id from asset_check_executions")}
+    assert checked and checked <= set(now) and not checked & forgotten
