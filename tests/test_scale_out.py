@@ -59,10 +59,7 @@ class Cluster:
         self.scheduler = subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
                                            "--no-dashboard", "--scheduler-file", str(self.file)],
                                           cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while not self.file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.address = json.loads(self.file.read_text())["address"]
+        self.address = self._address(time.monotonic() + 120)
         self.workers = [subprocess.Popen([DASK, "worker", self.address, "--nthreads", "1", "--no-nanny",
                                           "--no-dashboard", "--host", "127.0.0.1"],
                                          cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -71,6 +68,17 @@ class Cluster:
 
         self.client = Client(self.address, timeout=60)
         self.client.wait_for_workers(2, timeout=120)
+
+    def _address(self, deadline: float) -> str:
+        """The scheduler's address, once its file is whole: the scheduler
+        writes it in place, so the file can exist and still be empty."""
+        while True:
+            try:
+                return json.loads(self.file.read_text())["address"]
+            except (FileNotFoundError, json.JSONDecodeError, KeyError):
+                if time.monotonic() > deadline or self.scheduler.poll() is not None:
+                    raise
+                time.sleep(0.1)
 
     def worker_pids(self) -> dict[str, int]:
         return self.client.run(os.getpid)
