@@ -174,21 +174,14 @@ def difficulty_curve_png(rows: list[dict]) -> bytes:
 
 
 def _write_atomic(path, data: bytes):
-    """Temp file + rename, like every warehouse file."""
-    import os
-    import uuid
+    """A chart file, written as every warehouse file is (``files.atomic_write``)."""
     from pathlib import Path
+
+    from boardgen_pipeline import files
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
+    return files.atomic_write(path, data)
 
 
 def write_report_chart(root, rows: list[dict]):
