@@ -216,13 +216,21 @@ def play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known,
     return guesses, ng
 
 
+@njit(cache=True, inline="always")
+def _fitted(mines, fog, W, H, nb, out):
+    """The board's cell count, once every batch array is seen to hold it:
+    a kernel never indexes past an array it was handed."""
+    nc = W * H
+    if mines.shape[1] != nc or fog.shape[1] != nc or nb.shape[0] != nc or out.shape[1] != OUT_SIZE:
+        raise ValueError("batch arrays do not match the board size")
+    return nc
+
+
 @njit(cache=True, error_model="numpy")
 def _play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L, out):
     """``play_board`` for every board ``b`` with ``todo[b]`` (rows of
     ``mines``, ``fog``, ``out``); returns the guess rows of all of them."""
-    nc = W * H
-    if mines.shape[1] != nc or fog.shape[1] != nc or nb.shape[0] != nc or out.shape[1] != OUT_SIZE:
-        raise ValueError("batch arrays do not match the board size")
+    nc = _fitted(mines, fog, W, H, nb, out)
     guesses = np.zeros((64, G_LIMBS + 2 * L), np.uint64)
     ng = 0
     rev = np.zeros(nc, np.uint8)
@@ -242,9 +250,7 @@ def _figures_play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L
     the figures left: the game's first complete-logic pass is theirs. The
     same games as ``_play_batch`` (``tests/test_player.py`` holds them
     equal); returns the guess rows."""
-    nc = W * H
-    if mines.shape[1] != nc or fog.shape[1] != nc or nb.shape[0] != nc or out.shape[1] != OUT_SIZE:
-        raise ValueError("batch arrays do not match the board size")
+    nc = _fitted(mines, fog, W, H, nb, out)
     guesses = np.zeros((64, G_LIMBS + 2 * L), np.uint64)
     ng = 0
     num = np.zeros(nc, np.int32)
