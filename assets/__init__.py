@@ -3,9 +3,9 @@ is wiring").
 
 Thin wiring only: every asset, check, schedule and sensor here calls plain
 functions of ``boardgen_pipeline.steps`` and ``boardgen_pipeline.warehouse``
-and holds no domain rule. ``assets.definitions.defs`` is what
-``workspace.yaml`` loads; ``python -m assets.nightly`` is what ``make run``
-calls, ``assets.worker`` the processes of its runs.
+and holds no domain rule. ``boardgen_dagster.definitions.defs`` is what
+``workspace.yaml`` loads; ``python -m boardgen_dagster.nightly`` is what ``make run``
+calls, ``boardgen_dagster.worker`` the processes of its runs.
 """
 
 import warnings

@@ -118,7 +118,7 @@ def nightly_calibration(context: dg.ScheduleEvaluationContext, settings: Boardge
 
 
 def _slots() -> int:
-    """Runs at once: ``$BOARDGEN_WORKERS``, else the queue's default concurrency (``assets.home``)."""
+    """Runs at once: ``$BOARDGEN_WORKERS``, else the queue's default concurrency (``boardgen_dagster.home``)."""
     text = os.environ.get("BOARDGEN_WORKERS", "")
     return int(text) if text.isdigit() and int(text) > 0 else 2
 

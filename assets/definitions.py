@@ -3,7 +3,7 @@
 ``build_definitions(settings)`` lets tests point the same graph at temporary
 tables and warehouse; ``defs`` is built from the environment
 (``resources.settings_from_env``). The ``*_job_def`` functions give the
-resolved jobs to ``dagster.reconstructable`` (``assets.worker``).
+resolved jobs to ``dagster.reconstructable`` (``boardgen_dagster.worker``).
 """
 
 import dagster as dg

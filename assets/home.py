@@ -2,7 +2,7 @@
 ``dagster.yaml`` respected (SPEC 10 "create it once"; issue 14 "killed runs
 do not block"; issue 28 "a production instance, tested for real").
 
-``python -m assets.home`` creates ``$DAGSTER_HOME`` (default
+``python -m boardgen_dagster.home`` creates ``$DAGSTER_HOME`` (default
 ``<repo>/.dagster_home``) with a ``dagster.yaml`` when it has none: Dagster's
 stock SQLite storage in the folder, the queued run coordinator, run
 monitoring. A ``dagster.yaml`` the user wrote is theirs: its storage (e.g.
@@ -28,13 +28,9 @@ from pathlib import Path
 
 from boardgen_pipeline import files
 from boardgen_pipeline.errors import WarehouseError
+from boardgen_pipeline.paths import default_dagster_home
 from boardgen_pipeline.steps.runs import process_alive
 from boardgen_pipeline.warehouse.instance import DAGSTER_YAML, InstanceError, instance_fault, migrate_yaml
-
-REPO = Path(__file__).resolve().parent.parent
-def dagster_home() -> Path:
-    env = os.environ.get("DAGSTER_HOME")
-    return Path(env).resolve() if env else REPO / ".dagster_home"
 
 
 def storages_behind(instance) -> dict[str, tuple]:
@@ -107,7 +103,7 @@ def ensure_dagster_home(path: Path | str | None = None) -> Path:
     their revision is behind; set ``DAGSTER_HOME``."""
     import dagster as dg
 
-    home = Path(path).resolve() if path else dagster_home()
+    home = Path(path).resolve() if path else default_dagster_home()
     os.environ["DAGSTER_HOME"] = str(home)
     try:
         home.mkdir(parents=True, exist_ok=True)
@@ -173,10 +169,10 @@ def main() -> int:
     try:
         print(f"DAGSTER_HOME={ensure_dagster_home()}")
     except WarehouseError as exc:
-        from boardgen_pipeline.steps.summary import EXIT_STORAGE
+        from boardgen_pipeline.exits import Exit
 
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_STORAGE
+        return Exit.STORAGE
     return 0
 
 

@@ -1,24 +1,24 @@
 """``make run``: the nightly calibration through Dagster, into the warehouse
 (SPEC 8 ``make run``; issue 3; issue 28 "bookkeeping that scales out").
 
-``python -m assets.nightly [--tables DIR] [--warehouse DIR] [--samples N]
+``python -m boardgen_dagster.nightly [--tables DIR] [--warehouse DIR] [--samples N]
 [--master-seed M] [--adventures A] [--dagster-home DIR] [--workers N]
 [--dask ADDRESS] [--keep-days D] [--keep-runs K]`` (``cli_args.nightly_parser``).
 
-1. the Dagster home (``assets.home``: the user's ``dagster.yaml`` respected);
+1. the Dagster home (``boardgen_dagster.home``: the user's ``dagster.yaml`` respected);
    the tables validated (a bad table: the validation run the UI shows, the
    ``boardgen validate`` message, exit 1, nothing written); new rows
    registered as partitions;
 2. the rows cut into ranges of about equal cost (``steps.runs.plan``), one
    lane of runs per core (``--workers``), each lane a process of its own
-   (``assets.worker``) whose runs record their own rows: nothing of a row
+   (``boardgen_dagster.worker``) whose runs record their own rows: nothing of a row
    passes through this process, whose work does not grow with the rows;
 3. the last lane to finish runs the table-wide checks and figures; a
    progress bar counts the rows the runs have recorded (the engine's run
    statistics);
 4. the summary (``steps.summary``: the per-row table, the checks, the
    failed runs), the runs older than the retention policy forgotten
-   (``assets.retention``), and where to look.
+   (``boardgen_dagster.retention``), and where to look.
 
 Exit codes: 0 all checks hold (E warnings allowed); 1 the table is invalid;
 2 a bad argument (a Dask address that does not answer included); 3 a check
@@ -34,10 +34,11 @@ import time
 import uuid
 from pathlib import Path
 
-from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, nightly_environment, nightly_settings, parse_nightly
-from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError
+from boardgen_pipeline.cli_args import nightly_environment, nightly_settings
+from boardgen_pipeline.errors import TableError
+from boardgen_pipeline.exits import Exit
 from boardgen_pipeline.steps import summary
-from boardgen_pipeline.steps.summary import EXIT_STORAGE, EXIT_TABLE, RunOutcome
+from boardgen_pipeline.steps.summary import RunOutcome
 
 TRIGGER = "make_run"
 # the bar's refresh: a look at the batch's runs costs the coordinator a few queries
@@ -58,9 +59,9 @@ def _validation_run(instance, tags: dict) -> str:
     """The tables' run, when they do not validate: the UI shows its failure."""
     import dagster as dg
 
-    from assets import definitions
-    from assets.names import TABLES
-    from assets.worker import QUIET
+    from boardgen_dagster import definitions
+    from boardgen_dagster.names import TABLES
+    from boardgen_dagster.worker import QUIET
 
     result = dg.execute_job(dg.reconstructable(definitions.prepare_job_def), instance, run_config=QUIET, tags=tags,
                             asset_selection=[dg.AssetKey(a) for a in TABLES])
@@ -69,7 +70,7 @@ def _validation_run(instance, tags: dict) -> str:
 
 def _register(instance, table) -> list[str]:
     """Register the table's new rows; every registered partition, in order."""
-    from assets.names import PARTITIONS
+    from boardgen_dagster.names import PARTITIONS
     from boardgen_pipeline.calibration.fingerprints import partition_key
 
     registered = list(instance.get_dynamic_partitions(PARTITIONS))
@@ -93,7 +94,7 @@ class Runs:
         a running one its materializations so far."""
         import dagster as dg
 
-        from assets.names import BATCH_TAG, RANGE_START
+        from boardgen_dagster.names import BATCH_TAG, RANGE_START
 
         done = 0
         for record in self.instance.get_run_records(dg.RunsFilter(tags={BATCH_TAG: self.batch})):
@@ -112,7 +113,7 @@ class Runs:
         (the counts summed over the runs that made them)."""
         import dagster as dg
 
-        from assets.names import BATCH_TAG, RANGE_END, RANGE_START, ROWS_JOB
+        from boardgen_dagster.names import BATCH_TAG, RANGE_END, RANGE_START, ROWS_JOB
 
         records = sorted(self.instance.get_run_records(dg.RunsFilter(tags={BATCH_TAG: self.batch})),
                          key=lambda r: r.create_timestamp)
@@ -143,7 +144,7 @@ class Runs:
     def _made(self, run_ids: set) -> dict:
         import dagster as dg
 
-        from assets.names import DRAWS, OVERLAYS, STRATA
+        from boardgen_dagster.names import DRAWS, OVERLAYS, STRATA
 
         made = {}
         for asset in (DRAWS, OVERLAYS, STRATA):
@@ -170,23 +171,22 @@ def _cause(error) -> str:
 
 
 def _spawn(plan_path: Path, lane: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "assets.worker", str(plan_path), lane], stdin=subprocess.DEVNULL)
+    return subprocess.Popen([sys.executable, "-m", "boardgen_dagster.worker", str(plan_path), lane], stdin=subprocess.DEVNULL)
 
 
 def main(argv=None) -> int:
-    """The nightly; a storage fault ends in one sentence, exit 5."""
-    try:
-        return _main(argv)
-    except WarehouseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_STORAGE
-    except ClusterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_ARGUMENTS
+    """``python -m boardgen_dagster.nightly ARGS``: ``boardgen nightly ARGS``."""
+    from boardgen_pipeline import cli
+
+    return cli.main(["nightly", *(sys.argv[1:] if argv is None else argv)])
 
 
-def _main(argv=None) -> int:
-    args = parse_nightly(argv, __doc__.split("\n\n")[0])
+def run(args) -> int:
+    """``boardgen nightly``, its arguments checked (``cli_args.check_nightly``)."""
+    return _main(args)
+
+
+def _main(args) -> int:
     os.environ.update(nightly_environment(args))
     wall0 = time.perf_counter()
     from rich.console import Console
@@ -194,15 +194,14 @@ def _main(argv=None) -> int:
     console = Console(width=None if sys.stdout.isatty() else 80)  # a log file reads like an 80-column terminal
     console.print("[bold]boardgen nightly[/]: loading Dagster ...")
     check_cluster()  # a Dask address that does not answer fails here, before anything is created or written
-    from assets.home import dagster_home
     from boardgen_pipeline import catalog as catalogs
+    from boardgen_pipeline.paths import default_dagster_home, default_tables_dir, default_warehouse
     from boardgen_pipeline.steps import runs
     from boardgen_pipeline.steps.pool import parallelism
-    from boardgen_pipeline.tables.board_gen import default_tables_dir
     from boardgen_pipeline.warehouse import datasets, publish
 
     samples, master_seed = nightly_settings(args)
-    root = datasets.default_root()
+    root = default_warehouse()
     datasets.check_writable(root)  # a bad warehouse path fails here, before any row runs
     publish.sweep_temp_files(root)  # what a killed run left behind
     try:
@@ -210,7 +209,7 @@ def _main(argv=None) -> int:
     except TableError as exc:
         catalog, invalid = None, exc
     batch = uuid.uuid4().hex[:12]
-    home = Path(args.dagster_home).resolve() if args.dagster_home else dagster_home()
+    home = Path(args.dagster_home).resolve() if args.dagster_home else default_dagster_home()
     os.environ["DAGSTER_HOME"] = str(home)  # the lanes' instance, which they open once the plan is written
     plan_path = home / "nightly" / f"{batch}.json"
     # the lanes start now: their imports (Dagster, the code location, the kernels) overlap the set-up below
@@ -237,12 +236,12 @@ def _main(argv=None) -> int:
 def _coordinate(args, console, catalog, invalid, samples: int, batch: str, plan_path: Path, procs: list):
     """The instance's part of the nightly: ``(exit code, None)`` when it stops
     before the runs, else ``(None, (home, seconds, runs, checks, made, pruned))``."""
-    from assets.home import ensure_dagster_home, fail_orphaned_runs
+    from boardgen_dagster.home import ensure_dagster_home, fail_orphaned_runs
 
     home = ensure_dagster_home(args.dagster_home)
     import dagster as dg
 
-    from assets.names import BATCH_TAG, TRIGGER_TAG
+    from boardgen_dagster.names import BATCH_TAG, TRIGGER_TAG
     from boardgen_pipeline.steps import runs
     from boardgen_pipeline.steps.progress import RowsProgress
 
@@ -256,7 +255,7 @@ def _coordinate(args, console, catalog, invalid, samples: int, batch: str, plan_
             run_id = _validation_run(instance, tags)
             print(invalid.report(), file=sys.stderr)
             console.print(f"[red]table validation failed[/] (run {run_id[:8]}); nothing was generated or written")
-            return EXIT_TABLE, None
+            return Exit.INPUT, None
         table = catalog.board_gen
         order = _register(instance, table)
         lanes = runs.plan(order, runs.row_costs(table, samples), len(procs), first_extra=runs.PREPARE_COST)

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from boardgen_pipeline import catalog
+from boardgen_pipeline import catalog, paths
 from boardgen_pipeline.board.rng import DEFAULT_SAMPLES
 from boardgen_pipeline.steps import pool
 from boardgen_pipeline.steps.draw_node_maps import DEFAULT_ADVENTURES
 from boardgen_pipeline.tables import board_gen
-from boardgen_pipeline.warehouse import datasets
 
 
 class BoardgenSettings(dg.ConfigurableResource):
@@ -69,8 +68,8 @@ def workers_from_env() -> RowWorkers:
 
 def settings_from_env() -> BoardgenSettings:
     return BoardgenSettings(
-        tables_dir=str(board_gen.default_tables_dir()),
-        warehouse_root=str(datasets.default_root()),
+        tables_dir=str(paths.default_tables_dir()),
+        warehouse_root=str(paths.default_warehouse()),
         samples=int(os.environ.get("BOARDGEN_SAMPLES") or DEFAULT_SAMPLES),
         master_seed=int(os.environ.get("BOARDGEN_MASTER_SEED") or 0),
         node_map_adventures=int(os.environ.get("BOARDGEN_NODE_MAP_ADVENTURES") or DEFAULT_ADVENTURES),

@@ -4,11 +4,12 @@ by Ctrl-C or SIGTERM (issue 13).
 ``dagster dev`` starts a webserver and a daemon as child processes; a
 SIGTERM that reaches ``dagster dev`` alone (``kill``, ``make`` passing it
 on, a supervisor) left the daemon running, holding the instance. This
-launcher creates the instance folder (``assets.home``), starts ``dagster
+launcher creates the instance folder (``boardgen_dagster.home``), starts ``dagster
 dev`` in a process group of its own, and on SIGINT or SIGTERM signals the
 whole group, waits, and kills what is left.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,13 +20,52 @@ GRACE_SECONDS = 15
 
 
 def main(argv=None) -> int:
-    from assets.home import ensure_dagster_home
+    """``python -m boardgen_dagster.ui ARGS``: ``boardgen ui ARGS``."""
+    from boardgen_pipeline import cli
 
-    home = ensure_dagster_home()
+    return cli.main(["ui", *(sys.argv[1:] if argv is None else argv)])
+
+
+WORKSPACE = """\
+# The boardgen code location, imported by its package name (the repository keeps it in assets/).
+# `boardgen ui` (make ui) runs `dagster dev -w workspace.yaml`.
+load_from:
+  - python_module:
+      module_name: boardgen_dagster.definitions
+      attribute: defs
+      location_name: boardgen
+"""
+
+
+def workspace_file(stack) -> Path:
+    """The checkout's ``workspace.yaml``; in an installation, the same text in
+    a temporary file that lives as long as ``stack``."""
+    from boardgen_pipeline.paths import checkout
+
+    root = checkout()
+    if root is not None:
+        return root / "workspace.yaml"
+    import tempfile
+
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="boardgen-ui-")))
+    (folder / "workspace.yaml").write_text(WORKSPACE, encoding="utf-8")
+    return folder / "workspace.yaml"
+
+
+def run(args) -> int:
+    """``boardgen ui``: ``dagster dev`` on the code location, in a process group
+    of its own (arguments checked by ``boardgen``)."""
+    from boardgen_dagster.home import ensure_dagster_home
+
+    home = ensure_dagster_home(args.dagster_home)
     print(f"DAGSTER_HOME={home}", flush=True)
+    with contextlib.ExitStack() as stack:
+        return _serve(workspace_file(stack), args)
+
+
+def _serve(workspace: Path, args) -> int:
     exe = Path(sys.executable).with_name("dagster")
-    cmd = [str(exe), "dev", "-w", str(Path(__file__).resolve().parent.parent / "workspace.yaml"),
-           *(argv if argv is not None else sys.argv[1:])]
+    cmd = [str(exe), "dev", "-w", str(workspace), "-p", str(args.port), "-h", args.host]
     proc = subprocess.Popen(cmd, start_new_session=True)
     stopping = []
 

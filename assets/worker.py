@@ -1,4 +1,4 @@
-"""One lane of the nightly's runs: ``python -m assets.worker PLAN LANE``
+"""One lane of the nightly's runs: ``python -m boardgen_dagster.worker PLAN LANE``
 (issue 28 "bookkeeping that scales out"; docs/decisions.md "Stand on the
 engine").
 
@@ -29,8 +29,8 @@ def main(argv=None) -> int:
     plan_path = Path(plan_path)
     import dagster as dg
 
-    from assets import definitions, retention
-    from assets.names import range_tags
+    from boardgen_dagster import definitions, retention
+    from boardgen_dagster.names import range_tags
     from boardgen_pipeline.steps.chain import warm_up
 
     warm_up()  # the kernels from numba's cache, once for every run of the lane

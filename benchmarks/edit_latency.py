@@ -4,7 +4,7 @@ verdict <= 8 s"). Not a test: it prints figures.
 
 1. copies ``tables/`` to a temporary folder and runs the nightly there once
    (a fresh warehouse and Dagster home), so every row is current;
-2. starts ``python -m assets.ui`` (the webserver and the daemon, as ``make
+2. starts ``python -m boardgen_dagster.ui`` (the webserver and the daemon, as ``make
    ui`` does) on that home, tables and warehouse, and waits until the
    daemon's sensor loop has evaluated the table-edit sensor once;
 3. ``--edits`` times (default 3): rewrites one row's ``mine_density`` in the
@@ -128,10 +128,10 @@ def main(argv=None) -> int:
     ui = None
     try:
         t = time.perf_counter()
-        subprocess.run([PY, "-m", "assets.nightly"], env=env, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([PY, "-m", "boardgen_dagster.nightly"], env=env, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
         print(f"nightly on a fresh home: {time.perf_counter() - t:.1f} s; starting the UI and daemon", flush=True)
         started = time.time()
-        ui = subprocess.Popen([PY, "-m", "assets.ui"], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+        ui = subprocess.Popen([PY, "-m", "boardgen_dagster.ui"], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
         import dagster as dg
 

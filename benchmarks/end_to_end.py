@@ -23,7 +23,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, BOARDGEN_WAREHOUSE=str(Path(tmp) / "warehouse"), DAGSTER_HOME=str(Path(tmp) / "home"))
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "assets.nightly"], cwd=REPO, env=env, capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-m", "boardgen_dagster.nightly"], cwd=REPO, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
     lines = [line for line in p.stdout.splitlines() if line.startswith(("wall", "  board generation", "checks:"))]
     print("\n".join(lines))

@@ -7,7 +7,7 @@ tables with levels 4.. copied from level 3's rows, 5 rows a level) it
 1. times the generator alone on the table's boards: the batch entry point
    (``generate_batch_from_row``) over every row's 256 scopes, in this
    process, one core (CPU seconds);
-2. runs each path (``python -m assets.nightly`` in a fresh warehouse and
+2. runs each path (``python -m boardgen_dagster.nightly`` in a fresh warehouse and
    Dagster home; ``boardgen calibrate`` in a fresh warehouse) with each
    worker count, and measures wall seconds, CPU seconds (the path's whole
    process tree), peak memory (the largest process's RSS, and the process
@@ -18,7 +18,7 @@ tables with levels 4.. copied from level 3's rows, 5 rows a level) it
 3. prints one line per run with the ratios: wall / generator-alone, and
    bytes written / bytes kept;
 4. for the nightly (issue 28 "bookkeeping that scales out"): the CPU of the
-   ``python -m assets.nightly`` process itself (``getrusage(RUSAGE_SELF)`` at
+   ``python -m boardgen_dagster.nightly`` process itself (``getrusage(RUSAGE_SELF)`` at
    its exit: what only one process does) over the CPU of its whole process
    tree, and a projected wall for K = 2, 8 and 32 lanes, ``serial +
    parallel / K``: serial = the coordinator's CPU and the table run (it
@@ -99,10 +99,10 @@ def _tree_bytes(path: Path) -> int:
 # threads, none of its children): the coordinator's share of the work.
 COORDINATOR = (
     "import resource, runpy, sys\n"
-    "sys.argv = ['assets.nightly', *sys.argv[1:]]\n"
+    "sys.argv = ['boardgen_dagster.nightly', *sys.argv[1:]]\n"
     "code = 0\n"
     "try:\n"
-    "    runpy.run_module('assets.nightly', run_name='__main__')\n"
+    "    runpy.run_module('boardgen_dagster.nightly', run_name='__main__')\n"
     "except SystemExit as exc:\n"
     "    code = exc.code or 0\n"
     "ru = resource.getrusage(resource.RUSAGE_SELF)\n"

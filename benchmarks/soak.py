@@ -1,7 +1,7 @@
 """Many nightlies into one Dagster home (issue 28 "a home that stops growing").
 Not a test: it prints figures.
 
-Runs ``python -m assets.nightly`` ``--nights`` times (default 40) on a table of
+Runs ``python -m boardgen_dagster.nightly`` ``--nights`` times (default 40) on a table of
 ``--rows`` rows (default 600: the repo's tables with levels copied, as
 ``benchmarks/scale.py`` builds them) into one warehouse and one Dagster home,
 with a retention window of ``--keep-runs`` runs (default 12: three nightlies
@@ -61,7 +61,7 @@ def graphql(port: int, query: str) -> dict:
 def serve(home: Path, tables: Path, root: Path, work: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
     workspace = work / "workspace.yaml"
-    workspace.write_text("load_from:\n  - python_module:\n      module_name: assets.definitions\n"
+    workspace.write_text("load_from:\n  - python_module:\n      module_name: boardgen_dagster.definitions\n"
                          f"      attribute: defs\n      working_directory: {REPO}\n      location_name: boardgen\n")
     env = {**os.environ, "DAGSTER_HOME": str(home), "BOARDGEN_TABLES": str(tables), "BOARDGEN_WAREHOUSE": str(root)}
     proc = subprocess.Popen([str(Path(PY).with_name("dagster-webserver")), "-w", str(workspace), "-h", "127.0.0.1",
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
         for night in range(1, args.nights + 1):
             t0 = time.perf_counter()
             env = {**os.environ, "BOARDGEN_KEEP_RUNS": str(args.keep_runs)}
-            proc = subprocess.run([PY, "-m", "assets.nightly", "--tables", str(tables), "--warehouse", str(root),
+            proc = subprocess.run([PY, "-m", "boardgen_dagster.nightly", "--tables", str(tables), "--warehouse", str(root),
                                    "--dagster-home", str(home), "--samples", str(args.samples), "--workers",
                                    str(args.workers)], cwd=REPO, env=env, capture_output=True, text=True)
             if proc.returncode not in (0, 3):

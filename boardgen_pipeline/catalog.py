@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardgen_pipeline.errors import TableError, Violation
-from boardgen_pipeline.tables.board_gen import DEFAULT_TABLE, BoardGenTable, default_tables_dir, load_board_gen
+from boardgen_pipeline.paths import default_tables_dir
+from boardgen_pipeline.tables.board_gen import DEFAULT_TABLE, BoardGenTable, load_board_gen
 
 VARIATION_TABLE = "variation.toml"
 

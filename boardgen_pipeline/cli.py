@@ -4,12 +4,8 @@ Every user error (bad table, bad layout, unknown level) is printed as a
 message and exit code 1, never a traceback. ``--json`` field names are a
 contract other tools read: they are the metrics names of SPEC 2.6.
 
-Exit codes: 0 ok; 1 user error (bad input, table violations); 2 bad command
-line (argparse, or an argument outside its domain: ``cli_args``, checked
-before any work); 3 ``calibrate`` ran but an F4 assertion failed, or
-``advise --apply`` found no fix for a failing row; 5 a
-warehouse/storage fault (disk full, read-only file system, a path under a
-file, a damaged file found by ``verify``): one sentence, no traceback.
+Exit codes: one table for every command, ``boardgen_pipeline.exits`` (the
+README prints it).
 """
 
 from __future__ import annotations
@@ -21,15 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from boardgen_pipeline.board.geometry import LayoutError
-from boardgen_pipeline.errors import ClusterError, TableError, WarehouseError, not_utf8
-
-EXIT_USER_ERROR = 1
-
-
-EXIT_ASSERTION_FAILED = 3
-
-
-EXIT_STORAGE_FAULT = 5  # = steps.summary.EXIT_STORAGE (issue 14)
+from boardgen_pipeline.errors import TableError, WarehouseError, not_utf8
+from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.paths import default_warehouse
 
 
 class UserError(Exception):
@@ -37,7 +27,7 @@ class UserError(Exception):
 
 
 def _tables_dir(args) -> Path:
-    from boardgen_pipeline.tables.board_gen import default_tables_dir
+    from boardgen_pipeline.paths import default_tables_dir
 
     return Path(args.tables) if args.tables else default_tables_dir()
 
@@ -200,13 +190,13 @@ def cmd_calibrate(args) -> int:
     from boardgen_pipeline.catalog import load_catalog
     from boardgen_pipeline.steps import summary
     from boardgen_pipeline.steps.publish_rows import publish_rows
-    from boardgen_pipeline.warehouse import datasets, views
+    from boardgen_pipeline.warehouse import views
 
     # Every table, validated together (as the nightly does): the overlays need the variation table.
     catalog = load_catalog(_tables_dir(args))
     table = catalog.board_gen
     keys = _parse_rows(args.rows, table)
-    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    root = Path(args.warehouse) if args.warehouse else default_warehouse()
     console = Console(width=None if sys.stdout.isatty() else 120)
     columns = (TextColumn("calibrating"), BarColumn(bar_width=24), MofNCompleteColumn(),
                TextColumn("rows  {task.fields[rate]:>7} boards/s  {task.fields[where]}"), TimeRemainingColumn())
@@ -236,7 +226,7 @@ def cmd_calibrate(args) -> int:
         more = f" (first {len(failed)})" if len(failed) < published.failed else ""
         console.print(f"[red]{published.failed} row(s) failed an assertion{more}:[/] "
                       + ", ".join(f"({r.key[0]},{r.key[1]})" for r in failed))
-        return EXIT_ASSERTION_FAILED
+        return Exit.CHECK_FAILED
     console.print("[green]all assertions hold[/]")
     return 0
 
@@ -264,9 +254,9 @@ def _row_pool(args, rows: int):
 
 
 def cmd_verify(args) -> int:
-    from boardgen_pipeline.warehouse import datasets, publish
+    from boardgen_pipeline.warehouse import publish
 
-    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    root = Path(args.warehouse) if args.warehouse else default_warehouse()
     if not root.is_dir():
         raise WarehouseError(root, "no warehouse folder here")
     files = publish.published_files(root)
@@ -279,7 +269,7 @@ def cmd_verify(args) -> int:
                 "rewritten when its row is next published)" if past else "")
         print(f"{len(bad)} of {len(files)} file(s) damaged in {root}; the nightly regenerates them "
               f"(or rerun `boardgen calibrate` for their rows){note}", file=sys.stderr)
-        return EXIT_STORAGE_FAULT
+        return Exit.STORAGE
     print(f"ok: {len(files)} file(s) in {root} match their recorded sha256")
     return 0
 
@@ -326,9 +316,13 @@ def _advise_apply(args) -> int:
     from rich.progress import Progress
 
     from boardgen_pipeline.calibration import fix
+    from boardgen_pipeline.paths import tables_are_the_package_default
     from boardgen_pipeline.tables import edit
     from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
+    if not args.dry_run and tables_are_the_package_default(_tables_dir(args)):
+        raise UserError("--apply edits a tables folder you name: the installed package's default tables are read "
+                        "only (copy them, then give --tables DIR, or --dry-run to see the change)")
     try:
         table = load_board_gen_dir(_tables_dir(args))
     except TableError as exc:
@@ -363,7 +357,7 @@ def _advise_apply(args) -> int:
                   f"wrote {path} ({len(changes)} change(s), validated); the sensor regenerates the changed rows")
     except edit.EditRefused as exc:
         raise UserError(str(exc)) from None
-    return EXIT_ASSERTION_FAILED if any(not f.passes and f.change is None for f in fixes) else 0
+    return Exit.CHECK_FAILED if any(not f.passes and f.change is None for f in fixes) else 0
 
 
 def cmd_sql(args) -> int:
@@ -373,7 +367,7 @@ def cmd_sql(args) -> int:
 
     from boardgen_pipeline.warehouse import datasets, views
 
-    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    root = Path(args.warehouse) if args.warehouse else default_warehouse()
     if not (root / datasets.DB_NAME).is_file():
         raise UserError(f"no warehouse database at {root / datasets.DB_NAME}: run `make run` (or `boardgen "
                         "calibrate`) first")
@@ -406,7 +400,7 @@ def cmd_chart(args) -> int:
     from boardgen_pipeline.pictures.charts import write_difficulty_chart, write_report_chart
     from boardgen_pipeline.warehouse import datasets, publish
 
-    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    root = Path(args.warehouse) if args.warehouse else default_warehouse()
     reports = []
     for key in sorted(publish.intact_keys(root, "calibration_report")):
         reports.extend(publish.read_partition(root, "calibration_report", key))
@@ -425,9 +419,8 @@ def cmd_history(args) -> int:
     checked by ``cli_args``; a row with no version is one sentence, exit 1."""
     from boardgen_pipeline.cli_args import parse_row_key
     from boardgen_pipeline.steps import history
-    from boardgen_pipeline.warehouse import datasets
 
-    root = Path(args.warehouse) if args.warehouse else datasets.default_root()
+    root = Path(args.warehouse) if args.warehouse else default_warehouse()
     key = parse_row_key("".join(args.row.split()))
     path = history.of_row(root, key)
     if not path.versions:
@@ -569,59 +562,79 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--shave", type=int, default=1, help="shave_ring_radius, 0..2 (default: 1)")
     b.set_defaults(func=cmd_bench)
 
+    ni = sub.add_parser("nightly", help="the nightly calibration through Dagster into the warehouse (what make run runs)")
+    from boardgen_pipeline.cli_args import add_nightly_options
+
+    add_nightly_options(ni)
+    ni.set_defaults(func=_pipeline_command("nightly"))
+
+    ui = sub.add_parser("ui", help="the Dagster UI and daemon on the same instance (what make ui runs); Ctrl-C stops both")
+    ui.add_argument("-p", "--port", type=int, default=3000, help="the UI's port, 1..65535 (default: 3000)")
+    ui.add_argument("--host", default="127.0.0.1", help="the address the UI listens on (default: 127.0.0.1)")
+    ui.add_argument("--dagster-home", help="the Dagster home (default: $DAGSTER_HOME, else the checkout's "
+                                           ".dagster_home, else ./.dagster_home)")
+    ui.set_defaults(func=_pipeline_command("ui"))
+
     pr = sub.add_parser("prune", help="forget old calibration runs of a Dagster home (the warehouse keeps every figure)")
-    pr.add_argument("--dagster-home", help="the Dagster home (default: $DAGSTER_HOME, else the repo's .dagster_home)")
+    pr.add_argument("--dagster-home", help="the Dagster home (default: $DAGSTER_HOME, else the checkout's "
+                                           ".dagster_home, else ./.dagster_home)")
     pr.add_argument("--keep-runs", type=int, help="keep the newest K calibration runs, K >= 1 (default: "
                                                   "$BOARDGEN_KEEP_RUNS, else the days of --keep-days)")
     pr.add_argument("--keep-days", type=int, help="keep the runs of the last N days, 1..36500 (default: "
                                                   "$BOARDGEN_KEEP_DAYS, else 30)")
-    pr.set_defaults(func=cmd_prune)
+    pr.set_defaults(func=_pipeline_command("prune"))
     return p
 
 
-PLUGINS = "boardgen.commands"  # commands another package of the project provides (pyproject.toml entry points)
+PLUGINS = "boardgen.commands"  # the commands of the Dagster code location (pyproject.toml entry points)
 
 
-def cmd_prune(args) -> int:
-    """Through the Dagster code location, which registers ``prune`` (the
-    library imports no Dagster: docs/decisions.md)."""
-    from importlib.metadata import entry_points
+def _pipeline_command(name: str):
+    """A command the Dagster code location provides (the library imports no
+    Dagster): found through the package's entry points, loaded on use."""
 
-    found = [e for e in entry_points(group=PLUGINS) if e.name == "prune"]
-    if not found:
-        raise UserError("prune needs the Dagster code location (the package's assets/) installed: pip install -e .")
-    return found[0].load()(dagster_home=args.dagster_home, keep_runs=args.keep_runs, keep_days=args.keep_days)
+    def run(args) -> int:
+        from importlib.metadata import entry_points
+
+        from boardgen_pipeline.errors import PipelineMissing
+
+        found = [e for e in entry_points(group=PLUGINS) if e.name == name]
+        if not found:
+            raise PipelineMissing(name, "boardgen_dagster")
+        try:
+            command = found[0].load()
+        except ModuleNotFoundError as exc:
+            raise PipelineMissing(name, exc.name or str(exc)) from None
+        return command(args)
+
+    return run
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS, ArgumentError, check_command
+    from boardgen_pipeline.cli_args import ArgumentError, check_command
+    from boardgen_pipeline.errors import exit_code
 
+    args = build_parser().parse_args(argv)
     command = args.command + (f" {args.nodemap_command}" if args.command == "nodemap" else "")
     bad = check_command(command, vars(args))
     if bad:  # before any work: nothing read, nothing written
         print(ArgumentError(bad).report(), file=sys.stderr)
-        return EXIT_BAD_ARGUMENTS
+        return Exit.USAGE
     try:
-        return args.func(args)
-    except TableError as exc:
-        print(exc.report(), file=sys.stderr)
-        return EXIT_USER_ERROR
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except WarehouseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_STORAGE_FAULT
-    except ClusterError as exc:
-        from boardgen_pipeline.cli_args import EXIT_BAD_ARGUMENTS
-
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_ARGUMENTS
+        return int(args.func(args))
+    except (TableError, UserError) as exc:
+        print(exc.report() if isinstance(exc, TableError) else f"error: {exc}", file=sys.stderr)
+        return exit_code(exc) or Exit.INPUT
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: not an error of ours
         sys.stderr.close()
-        return 0
+        return Exit.OK
+    except (Exception, KeyboardInterrupt) as exc:
+        code = exit_code(exc)
+        if code is None:
+            raise  # a bug: its traceback is what a maintainer needs
+        print("interrupted" if code == Exit.INTERRUPTED else f"error: {exc}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 checked against its domain before any work"; SPEC 8; SPEC 2.7's report
 style; seed 001 F4 for the batch sizes).
 
-``boardgen`` and ``python -m assets.nightly`` call :func:`check_command` /
+``boardgen`` and ``boardgen nightly`` call :func:`check_command` /
 :func:`check_nightly` right after parsing, before reading a table or
 generating a board. Every argument outside its domain becomes a
 :class:`~boardgen_pipeline.errors.Violation` (file = the command, field = the
@@ -42,8 +42,6 @@ from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.scopes import DEPTH_SPACING, PROBE_OFFSET
 from boardgen_pipeline.tables.board_gen import DOMAINS, BoardGenRow, Header, mines_target
 
-EXIT_BAD_ARGUMENTS = 2  # argparse's own exit code for a bad command line
-
 RULE = "argument_domain"
 
 SEED_MAX = 2**63 - 1  # scopes and master seeds are Parquet int64 columns
@@ -55,6 +53,8 @@ BATCH_WHY = f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {DEPT
 
 class ArgumentError(TableError):
     """Command-line arguments outside their domains; ``violations`` lists them all."""
+
+    usage = True  # exit USAGE: said before any work began
 
     def report(self) -> str:
         n = len(self.violations)
@@ -193,6 +193,11 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
     elif command == "prune":
         home = values.get("dagster_home") or os.environ.get("DAGSTER_HOME") or None
         c.violations.extend(check_prune({**values, "dagster_home": home}))
+    elif command == "nightly":
+        c.violations = check_nightly(values)  # its --tables too, and the environment behind its defaults
+    elif command == "ui":
+        c.int_range("port", 1, 65535, "a TCP port")
+        c.directory("dagster_home", must_exist=False)
     return c.violations
 
 
@@ -342,9 +347,9 @@ def check_calibrate_environment(values: Mapping[str, object], environ: Mapping[s
 
 
 def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | None = None) -> list[Violation]:
-    """``python -m assets.nightly`` arguments, and the environment variables
+    """``boardgen nightly`` arguments, and the environment variables
     that stand for the options not given."""
-    c, env_source, before = _checker("python -m assets.nightly", values, environ, NIGHTLY_ENV)
+    c, env_source, before = _checker("boardgen nightly", values, environ, NIGHTLY_ENV)
     c.directory("tables", must_exist=True)
     c.directory("warehouse", must_exist=False)
     c.directory("dagster_home", must_exist=False)
@@ -374,39 +379,27 @@ def check_prune(values: Mapping[str, object], environ: Mapping[str, str] | None 
     return c.violations
 
 
-def nightly_parser(description: str):
-    """The command line of ``python -m assets.nightly`` (``make run``)."""
-    import argparse
-
-    p = argparse.ArgumentParser(prog="python -m assets.nightly", description=description)
-    p.add_argument("--tables", help="tables directory (default: $BOARDGEN_TABLES or the repo's tables/)")
-    p.add_argument("--warehouse", help="warehouse root (default: $BOARDGEN_WAREHOUSE or the repo's warehouse/)")
-    p.add_argument("--samples", type=int, help="boards per row (default: $BOARDGEN_SAMPLES or 256)")
-    p.add_argument("--master-seed", type=int, help="master seed (default: $BOARDGEN_MASTER_SEED or 0)")
-    p.add_argument("--adventures", type=int,
-                   help="adventures the node-map draws simulate (default: $BOARDGEN_NODE_MAP_ADVENTURES or 2000)")
-    p.add_argument("--dagster-home", help="Dagster instance folder (default: $DAGSTER_HOME or <repo>/.dagster_home)")
+def add_nightly_options(p) -> None:
+    """The options of ``boardgen nightly`` (``make run``)."""
+    p.add_argument("--tables", help="tables directory (default: $BOARDGEN_TABLES, else the checkout's tables/, else "
+                                    "the package's default tables)")
+    p.add_argument("--warehouse", help="warehouse root (default: $BOARDGEN_WAREHOUSE, else the checkout's warehouse/, "
+                                       "else ./warehouse)")
+    p.add_argument("--samples", type=int, help="boards per row, 1..4096 (default: $BOARDGEN_SAMPLES, else 256)")
+    p.add_argument("--master-seed", type=int, help="master seed, >= 0 (default: $BOARDGEN_MASTER_SEED, else 0)")
+    p.add_argument("--adventures", type=int, help="adventures the node-map draws simulate, >= 1 (default: "
+                                                  "$BOARDGEN_NODE_MAP_ADVENTURES, else 2000)")
+    p.add_argument("--dagster-home", help="Dagster instance folder (default: $DAGSTER_HOME, else the checkout's "
+                                          ".dagster_home, else ./.dagster_home)")
     p.add_argument("--workers", type=int,
                    help="runs at once, each recording its rows in a process of its own (default: $BOARDGEN_WORKERS, "
                         "else every core the process may use)")
-    p.add_argument("--dask", help="Dask scheduler address tcp://host:port: the rows' chains run on that cluster, one "
-                                  "run records them (default: $BOARDGEN_DASK)")
-    p.add_argument("--keep-days", type=int, help="keep the calibration runs of the last N days (default: "
-                                                   "$BOARDGEN_KEEP_DAYS or 30)")
-    p.add_argument("--keep-runs", type=int, help="keep the newest N calibration runs instead (default: "
+    p.add_argument("--dask", help="Dask scheduler address tcp://host:port: the rows' chains run on that cluster "
+                                  "(default: $BOARDGEN_DASK)")
+    p.add_argument("--keep-days", type=int, help="keep the calibration runs of the last N days, 1..36500 (default: "
+                                                   "$BOARDGEN_KEEP_DAYS, else 30)")
+    p.add_argument("--keep-runs", type=int, help="keep the newest N calibration runs instead, >= 1 (default: "
                                                    "$BOARDGEN_KEEP_RUNS)")
-    return p
-
-
-def parse_nightly(argv, description: str):
-    """The nightly's arguments, every one in its domain (issue 15), or exit 2
-    with every violation listed."""
-    p = nightly_parser(description)
-    args = p.parse_args(argv)
-    bad = check_nightly(vars(args))
-    if bad:
-        p.exit(EXIT_BAD_ARGUMENTS, ArgumentError(bad).report() + "\n")
-    return args
 
 
 NIGHTLY_SETTINGS = {

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from boardgen_pipeline.exits import Exit
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -75,7 +77,12 @@ class WarehouseError(Exception):
         super().__init__(f"storage fault at {self.path}: {cause}.")
 
 
-class ClusterError(Exception):
+class ServiceUnavailable(Exception):
+    """A service the command needs does not answer (a PostgreSQL server, a
+    Dask scheduler): exit ``UNAVAILABLE``, whichever error class says it."""
+
+
+class ClusterError(ServiceUnavailable):
     """A Dask cluster that cannot take rows (issue 22 "Bad input stays as it
     is"): the address does not parse, nobody answers there, or the scheduler
     has no worker. ``str()`` is one sentence naming the address, printed
@@ -85,3 +92,39 @@ class ClusterError(Exception):
         self.address = address
         self.cause = cause
         super().__init__(f"{source}={address}: {cause}")
+
+
+class ClusterLost(ClusterError):
+    """The Dask cluster went away after rows began: the work is incomplete
+    (exit ``RUN_FAILED``: the warehouse holds only whole rows, a rerun makes
+    the others), not a bad address."""
+
+
+class InstanceUnavailable(WarehouseError, ServiceUnavailable):
+    """The Dagster instance's PostgreSQL server does not answer or refuses
+    the login."""
+
+
+class PipelineMissing(ServiceUnavailable):
+    """A command of the Dagster code location in an installation without the
+    ``pipeline`` extra."""
+
+    def __init__(self, command: str, missing: str):
+        super().__init__(f"`boardgen {command}` runs the Dagster pipeline, whose packages are not installed (no module "
+                         f"{missing!r}): pip install 'boardgen[pipeline]'")
+
+
+def exit_code(exc: BaseException) -> Exit | None:
+    """The exit code (``exits.TABLE``) an error a person can act on stands
+    for; None for a bug (which keeps its traceback)."""
+    if isinstance(exc, ClusterLost):
+        return Exit.RUN_FAILED
+    if isinstance(exc, ServiceUnavailable):
+        return Exit.UNAVAILABLE
+    if isinstance(exc, WarehouseError):
+        return Exit.STORAGE
+    if isinstance(exc, TableError):
+        return Exit.USAGE if getattr(exc, "usage", False) else Exit.INPUT
+    if isinstance(exc, KeyboardInterrupt):
+        return Exit.INTERRUPTED
+    return None

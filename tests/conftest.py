@@ -161,7 +161,7 @@ def postgres_home(tmp_path, postgres_database) -> Path:
 
 @pytest.fixture(scope="session")
 def small_nightly(tmp_path_factory) -> dict:
-    """``python -m assets.nightly`` on the small pipeline fixture, on a SQLite
+    """``python -m boardgen_dagster.nightly`` on the small pipeline fixture, on a SQLite
     home, once for the session: the warehouse every other nightly of the
     same tables must write, byte for byte."""
     from tests.nightly_support import nightly, parquet_files

@@ -1,4 +1,4 @@
-"""Running ``python -m assets.nightly`` as a user does, and comparing the
+"""Running ``boardgen nightly`` as a user does, and comparing the
 warehouses it writes (shared by the tests that start nightlies: scale-out,
 PostgreSQL, concurrency, the publishing path). No tests here."""
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parent.parent
+BOARDGEN = str(Path(sys.executable).with_name("boardgen"))  # the command a user runs (pyproject.toml scripts)
 SAMPLES = "64"
 # A nightly is waited on to its end; a hung one fails its test instead of the CI job. No claim
 # about speed: a cold numba cache alone compiles the kernels for minutes.
@@ -20,10 +21,10 @@ TIMEOUT = 1200
 
 def nightly(tables: Path, root: Path, home: Path, *extra: str, env: dict | None = None, wait: bool = True,
             samples: str = SAMPLES):
-    """``python -m assets.nightly`` on ``tables`` into ``root`` with the
+    """``boardgen nightly`` on ``tables`` into ``root`` with the
     Dagster home ``home``: ``(exit code, stdout, stderr)``, or the process
     itself with ``wait=False``."""
-    cmd = [sys.executable, "-m", "assets.nightly", "--tables", str(tables), "--warehouse", str(root),
+    cmd = [BOARDGEN, "nightly", "--tables", str(tables), "--warehouse", str(root),
            "--dagster-home", str(home), "--samples", samples, *extra]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})

@@ -6,7 +6,7 @@ real browser (issue 8 "Browser test").
    temporary ``DAGSTER_HOME`` as the nightly does (issue 28): the tables
    and draws, one run over every row partition, the table-wide checks.
 2. ``dagster-webserver`` starts on a free localhost port, on a workspace
-   file pointing at ``assets.definitions`` with ``BOARDGEN_TABLES``,
+   file pointing at ``boardgen_dagster.definitions`` with ``BOARDGEN_TABLES``,
    ``BOARDGEN_WAREHOUSE`` and ``DAGSTER_HOME`` set to those folders; the
    test waits (bounded) until the code location is loaded.
 3. Headless Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright)
@@ -52,7 +52,7 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
-from assets.home import ensure_dagster_home
+from boardgen_dagster.home import ensure_dagster_home
 from boardgen_pipeline.calibration import assertions
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 from boardgen_pipeline.warehouse import datasets
@@ -145,7 +145,7 @@ def start_server(base: Path, env_for: dict, log_path: Path) -> tuple[subprocess.
     workspace.write_text(
         "load_from:\n"
         "  - python_module:\n"
-        "      module_name: assets.definitions\n"
+        "      module_name: boardgen_dagster.definitions\n"
         "      attribute: defs\n"
         f"      working_directory: {json.dumps(str(REPO))}\n"
         "      location_name: boardgen\n",

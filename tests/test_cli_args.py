@@ -260,17 +260,16 @@ def test_nightly_arguments_and_their_environment_defaults():
     assert check_nightly({**ok, "samples": 8}, {"BOARDGEN_SAMPLES": "0"}) == []
 
 
-def test_nightly_parse_args_exits_2_before_any_work(capsys, monkeypatch):
-    from boardgen_pipeline.cli_args import parse_nightly
+def test_nightly_bad_arguments_exit_2_before_any_work(capsys, monkeypatch, tmp_path):
+    from boardgen_pipeline.cli import main as boardgen
 
     monkeypatch.delenv("BOARDGEN_SAMPLES", raising=False)
-    with pytest.raises(SystemExit) as exc:
-        parse_nightly(["--samples", "0", "--master-seed", "-1"], "the nightly")
-    assert exc.value.code == 2
+    home = tmp_path / "home"
+    assert boardgen(["nightly", "--samples", "0", "--master-seed", "-1", "--dagster-home", str(home)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("2 command-line violations:")
-    assert "python -m assets.nightly: row -: field --samples = 0: [argument_domain]" in err
-    assert parse_nightly(["--samples", "16"], "the nightly").samples == 16
+    assert "boardgen nightly: row -: field --samples = 0: [argument_domain]" in err
+    assert not home.exists()  # nothing created
 
 
 @pytest.mark.parametrize("argv, env, field", [
@@ -284,15 +283,12 @@ def test_an_out_of_domain_retention_setting_is_one_sentence_and_exit_2(argv, env
     """Issue 28: ``--keep-runs`` and ``$BOARDGEN_KEEP_DAYS`` out of their domain,
     for the nightly and for ``boardgen prune``, before anything is opened."""
     from boardgen_pipeline.cli import main as boardgen
-    from boardgen_pipeline.cli_args import parse_nightly
 
     for name in ("BOARDGEN_KEEP_DAYS", "BOARDGEN_KEEP_RUNS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    with pytest.raises(SystemExit) as exc:
-        parse_nightly(argv, "the nightly")
-    assert exc.value.code == 2
+    assert boardgen(["nightly", "--dagster-home", "/nonexistent/home", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("1 command-line violation:") and field in err
     assert boardgen(["prune", "--dagster-home", "/nonexistent/home", *argv]) == 2

@@ -16,9 +16,9 @@ import time
 import dagster as dg
 import pytest
 
-from assets import home
+from boardgen_dagster import home
 from boardgen_pipeline.errors import WarehouseError
-from boardgen_pipeline.steps.summary import EXIT_STORAGE
+from boardgen_pipeline.exits import Exit
 from boardgen_pipeline.warehouse import instance as yaml_parts
 
 from .faults_support import REPO
@@ -148,9 +148,9 @@ def test_a_truncated_runs_db_ends_in_one_sentence(tmp_path):
     with pytest.raises(WarehouseError) as err:
         home.ensure_dagster_home(dh)
     assert err.value.path == str(runs_db) and "corrupt" in err.value.cause
-    p = subprocess.run([sys.executable, "-m", "assets.home"], capture_output=True, text=True, cwd=REPO,
+    p = subprocess.run([sys.executable, "-m", "boardgen_dagster.home"], capture_output=True, text=True, cwd=REPO,
                        env={**os.environ, "DAGSTER_HOME": str(dh), "PYTHONPATH": str(REPO)}, timeout=240)
-    assert p.returncode == EXIT_STORAGE and "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == Exit.STORAGE and "Traceback" not in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and str(runs_db) in p.stderr and "corrupt" in p.stderr
 
 

@@ -16,8 +16,8 @@ import duckdb
 import pytest
 
 from boardgen_pipeline import files
+from boardgen_pipeline.exits import Exit
 from boardgen_pipeline.steps import currency, regen
-from boardgen_pipeline.steps.summary import EXIT_STORAGE
 from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .faults_support import REPO, board, flip_byte, mines_sum, tiny_warehouse
@@ -36,7 +36,7 @@ def test_a_flipped_byte_is_named_by_verify_and_regenerates_exactly_its_row(tmp_p
     assert publish.verify(root) == [(bad, "digest mismatch (the file changed after it was written)")]
     p = subprocess.run([sys.executable, "-m", "boardgen_pipeline.cli", "verify", "--warehouse", str(root)],
                        capture_output=True, text=True, cwd=REPO)
-    assert p.returncode == EXIT_STORAGE and str(bad) in p.stdout and "1 of 7 file(s) damaged" in p.stderr
+    assert p.returncode == Exit.STORAGE and str(bad) in p.stdout and "1 of 7 file(s) damaged" in p.stderr
     damage = currency.damaged_partitions(root)
     assert (damage.partitions, damage.by_dataset, damage.unpartitioned) == ({"1-1"}, {"boards": {"1-1"}}, set())
     # the sensor's and the nightly's plan: only that row is stale

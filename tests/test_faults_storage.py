@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from boardgen_pipeline.errors import WarehouseError
-from boardgen_pipeline.steps.summary import EXIT_STORAGE
+from boardgen_pipeline.exits import Exit
 from boardgen_pipeline.warehouse import datasets, publish, views
 
 from .faults_support import REPO, board, fill, mines_sum, remount_read_only, small_fs, tiny_warehouse
@@ -26,7 +26,7 @@ def cli(*args):
 
 
 def one_sentence(p, *words):
-    assert p.returncode == EXIT_STORAGE != 1, p.stdout + p.stderr
+    assert p.returncode == Exit.STORAGE != 1, p.stdout + p.stderr
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     for w in words:
         assert w in p.stderr, p.stderr

@@ -10,10 +10,11 @@ import os
 import pty
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.nightly_support import BOARDGEN
 
 from .test_pipeline_support import copy_fixture
 
@@ -27,7 +28,7 @@ def test_the_progress_bar_moves_while_the_rows_run(tmp_path):
     tables = copy_fixture("small", tmp_path)
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "100", "TERM": "xterm", "BOARDGEN_PROGRESS_SECONDS": "0.1"}
-    proc = subprocess.Popen([sys.executable, "-m", "assets.nightly", "--tables", str(tables), "--warehouse",
+    proc = subprocess.Popen([BOARDGEN, "nightly", "--tables", str(tables), "--warehouse",
                              str(tmp_path / "wh"), "--dagster-home", str(tmp_path / "home"), "--samples", "64"],
                             cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     os.close(slave)

@@ -10,8 +10,8 @@ import re
 
 import dagster as dg
 
-from assets.automation import NIGHTLY_CRON, nightly_calibration, table_edit_sensor
-from assets.names import ROW_ASSETS, ROWS_JOB, STRATA, TABLES
+from boardgen_dagster.automation import NIGHTLY_CRON, nightly_calibration, table_edit_sensor
+from boardgen_dagster.names import ROW_ASSETS, ROWS_JOB, STRATA, TABLES
 from boardgen_pipeline.calibration import assertions, fingerprints
 from boardgen_pipeline.steps import currency, draw_node_maps, stratify
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
@@ -240,7 +240,7 @@ SNAPSHOT = {
 
 
 def test_definitions_snapshot():
-    from assets.definitions import defs
+    from boardgen_dagster.definitions import defs
 
     # Loading definitions reads the current instance's defs-state storage, a context
     # variable that instances disposed earlier in the session may have left stale.
@@ -268,7 +268,7 @@ def test_definitions_snapshot():
     for c in checks:  # table-wide checks (issue 28): one result for the whole table, a handful of events a run
         assert graph.get_check_spec(c).partitions_def is None
     # a backfill from the UI: one run per range of rows, each recording its own (issue 28)
-    from assets.partitions import ROWS_PER_RUN
+    from boardgen_dagster.partitions import ROWS_PER_RUN
 
     assert graph.get(dg.AssetKey("boards")).backfill_policy == dg.BackfillPolicy.multi_run(ROWS_PER_RUN)
     assert graph.get(dg.AssetKey("boards")).partitions_def.name == "board_gen_rows"

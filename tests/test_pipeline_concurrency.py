@@ -1,5 +1,5 @@
 """The warehouse under concurrency and crashes (issue 3 "Tests"; SPEC 10):
-``python -m assets.nightly`` runs every row partition in one Dagster run
+``boardgen nightly`` runs every row partition in one Dagster run
 (issue 12) while a reader queries DuckDB and another session holds the
 database open;
 a run killed in the middle of a Parquet write leaves nothing partial visible,
@@ -22,6 +22,7 @@ import pytest
 
 from boardgen_pipeline.steps import currency
 from boardgen_pipeline.warehouse import datasets, publish, views
+from tests.nightly_support import BOARDGEN
 
 from .test_pipeline_support import N, copy_fixture, defs_for, run_rows
 
@@ -68,7 +69,7 @@ def test_partitions_run_concurrently_while_readers_query(tmp_path, monkeypatch):
     try:
         started = time.time()
         nightly = subprocess.run(
-            [sys.executable, "-m", "assets.nightly", "--tables", str(tables), "--warehouse", str(root),
+            [BOARDGEN, "nightly", "--tables", str(tables), "--warehouse", str(root),
              "--samples", str(N), "--dagster-home", str(home)],
             cwd=REPO, capture_output=True, text=True, timeout=HANG,
         )
@@ -116,7 +117,7 @@ KILLER = textwrap.dedent("""
 
     os.fsync = half_then_die
     import dagster as dg
-    from assets.definitions import defs
+    from boardgen_dagster.definitions import defs
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("board_gen_rows", ["1-0"])
     defs.resolve_job_def("calibration_rows").execute_in_process(instance=instance, partition_key="1-0")

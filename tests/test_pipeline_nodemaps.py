@@ -181,8 +181,8 @@ def test_stratified_figures_are_the_means_computed_here(pools):
 
 
 def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_asks_again(pools):
-    from assets.automation import table_edit_sensor
-    from assets.names import DRAWS, ROW_ASSETS, STRATA, TABLES
+    from boardgen_dagster.automation import table_edit_sensor
+    from boardgen_dagster.names import DRAWS, ROW_ASSETS, STRATA, TABLES
 
     row_selection = [dg.AssetKey(a) for a in (*TABLES, *ROW_ASSETS, STRATA)]
     pools_selection = [dg.AssetKey(a) for a in (*TABLES, DRAWS, STRATA)]

@@ -287,7 +287,7 @@ def test_an_illegal_batch_withdraws_the_rows_overlays(tmp_path):
 
 
 def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path):
-    from assets.automation import table_edit_sensor
+    from boardgen_dagster.automation import table_edit_sensor
 
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     settings = settings_for(tables, root)

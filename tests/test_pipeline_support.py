@@ -17,9 +17,9 @@ import dagster as dg
 import numpy as np
 import pyarrow.parquet as pq
 
-from assets.definitions import build_definitions
-from assets.names import CALIBRATION_JOB, PARTITIONS, PREPARE_JOB, ROWS_JOB, TABLE_JOB, TABLES, range_tags
-from assets.resources import BoardgenSettings
+from boardgen_dagster.definitions import build_definitions
+from boardgen_dagster.names import CALIBRATION_JOB, PARTITIONS, PREPARE_JOB, ROWS_JOB, TABLE_JOB, TABLES, range_tags
+from boardgen_dagster.resources import BoardgenSettings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 N = 8  # boards per row in the tests: small and fast
@@ -77,7 +77,7 @@ def run_table(defs, instance):
 def run_pools(defs, instance):
     """The node-map draws and the stratified figures with their checks, in one
     run (what the sensor asks for when the pools change)."""
-    from assets.names import DRAWS, STRATA
+    from boardgen_dagster.names import DRAWS, STRATA
     from boardgen_pipeline.steps import draw_node_maps, stratify
 
     checks = [dg.AssetCheckKey(dg.AssetKey(DRAWS), n) for n in draw_node_maps.CHECKS]
@@ -86,7 +86,7 @@ def run_pools(defs, instance):
 
 
 def materialize_graph(defs, instance) -> tuple:
-    """What ``python -m assets.nightly`` does, in one process: the prepare run,
+    """What ``python -m boardgen_dagster.nightly`` does, in one process: the prepare run,
     one run over every row, the table run. Returns the three results."""
     prepare = run_prepare(defs, instance)
     assert prepare.success, "prepare run failed"
@@ -105,7 +105,7 @@ def run_request(defs, instance, request: dg.RunRequest):
 
 def request_rows(request: dg.RunRequest, order: list[str]) -> list[str]:
     """The row partitions a request covers, in ``order``."""
-    from assets.names import RANGE_END, RANGE_START
+    from boardgen_dagster.names import RANGE_END, RANGE_START
 
     if request.partition_key is not None:
         return [request.partition_key]

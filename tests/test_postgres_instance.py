@@ -17,7 +17,7 @@ import dagster as dg
 import psutil
 import pytest
 
-from assets.home import ensure_dagster_home
+from boardgen_dagster.home import ensure_dagster_home
 
 from .conftest import postgres_yaml
 from .nightly_support import nightly, parquet_files
@@ -61,7 +61,7 @@ def test_the_nightly_on_postgresql_writes_the_bytes_of_the_sqlite_nightly(postgr
 
 
 def test_a_table_edit_is_one_run_on_postgresql(postgres_home, small_nightly, tmp_path, instance_at):
-    from assets.automation import table_edit_sensor
+    from boardgen_dagster.automation import table_edit_sensor
 
     from .test_pipeline_automation import edit_row
     from .test_pipeline_support import copy_fixture, defs_for, materialize_graph, run_request, settings_for
@@ -100,7 +100,7 @@ def test_two_nightlies_at_once_on_one_instance_both_succeed(postgres_home, small
 def _lane_of(proc: psutil.Process):
     for child in proc.children(recursive=True):
         try:
-            if "assets.worker" in " ".join(child.cmdline()):
+            if "boardgen_dagster.worker" in " ".join(child.cmdline()):
                 return child
         except psutil.Error:
             continue
@@ -168,7 +168,7 @@ def test_a_server_that_does_not_answer_or_refuses_the_login_is_one_sentence(how,
 def test_retention_forgets_a_run_whole_on_postgresql(postgres_home, postgres_database, small_nightly, tmp_path):
     """The second night keeps its newest run (and what holds the latest state):
     the first night's rows and table runs go, with their events and their
-    check evaluations (``assets.retention.forget``)."""
+    check evaluations (``boardgen_dagster.retention.forget``)."""
     import re
 
     from .conftest import _pg_connect

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from boardgen_pipeline import cli
+from boardgen_pipeline.exits import Exit
 from boardgen_pipeline.warehouse import datasets, publish
+from tests.nightly_support import BOARDGEN
 
 from .test_pipeline_support import N, copy_fixture
 
@@ -24,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def nightly(tables: Path, root: Path, home: Path, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assets.nightly", "--tables", str(tables), "--warehouse", str(root),
+    return subprocess.run([BOARDGEN, "nightly", "--tables", str(tables), "--warehouse", str(root),
                            "--samples", str(N), "--dagster-home", str(home)],
                           cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, **env})
 
@@ -65,7 +66,7 @@ def test_the_nightly_on_a_dask_cluster_publishes_the_same_boards(small, tmp_path
 def test_calibrate_refuses_an_illegal_batch(tmp_path):
     tables, root = copy_fixture("illegal", tmp_path), tmp_path / "warehouse"
     assert cli.main(["calibrate", "--tables", str(tables), "--warehouse", str(root), "--samples", str(N)]) \
-        == cli.EXIT_ASSERTION_FAILED
+        == Exit.CHECK_FAILED
     rejected = publish.keys_in(publish.rejected_root(root), "boards")
     assert rejected  # the illegal row's batch went to _rejected/, not boards/
     assert not rejected & publish.keys_in(root, "boards")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from boardgen_pipeline import cli
+from boardgen_pipeline.exits import Exit
 
 from .test_pipeline_support import N, copy_fixture
 
@@ -43,13 +44,13 @@ def test_the_readme_sql_commands_answer(tmp_path):
 
 
 def test_sql_errors_are_one_line_and_a_missing_warehouse_is_named(tmp_path, capsys):
-    assert cli.main(["sql", "--warehouse", str(tmp_path), "select 1"]) == cli.EXIT_USER_ERROR
+    assert cli.main(["sql", "--warehouse", str(tmp_path), "select 1"]) == Exit.INPUT
     assert "no warehouse database" in capsys.readouterr().err
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     assert cli.main(["calibrate", "--tables", str(tables), "--warehouse", str(root), "--samples", "2",
                      "--rows", "1,0"]) == 0
     capsys.readouterr()
-    assert cli.main(["sql", "--warehouse", str(root), "select nope from boards"]) == cli.EXIT_USER_ERROR
+    assert cli.main(["sql", "--warehouse", str(root), "select nope from boards"]) == Exit.INPUT
     err = capsys.readouterr().err
     assert err.startswith("error: SQL: ") and len(err.strip().splitlines()) == 1
 

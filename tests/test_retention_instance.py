@@ -2,7 +2,7 @@
 nightly's last lane forgets old calibration runs, and nothing the instance
 kept for a forgotten run stays in the home. The stock SQLite event log keeps
 a file per run that ``delete_run`` empties but never removes, and the run's
-captured logs have their own folder: before ``assets.retention.forget``
+captured logs have their own folder: before ``boardgen_dagster.retention.forget``
 removed them, a home kept ~2.5 MB for every run it had ever made
 (``benchmarks/soak.py``)."""
 

@@ -13,12 +13,13 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.nightly_support import BOARDGEN
 
 pytestmark = pytest.mark.integration  # dagster dev: a webserver and a daemon
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +79,7 @@ def test_sigterm_stops_the_webserver_and_the_daemon(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(home), "BOARDGEN_WAREHOUSE": str(tmp_path / "warehouse")}
     log = tmp_path / "ui.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "assets.ui", "-p", str(port)], cwd=REPO, env=env,
+        proc = subprocess.Popen([BOARDGEN, "ui", "-p", str(port)], cwd=REPO, env=env,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         started = _until(lambda: proc.poll() is not None or (_answers(port) and bool(_daemon_pids(home))), 240)

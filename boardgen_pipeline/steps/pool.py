@@ -40,7 +40,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardgen_pipeline.errors import ClusterError
+from boardgen_pipeline.errors import ClusterError, ClusterLost
 
 RETRIES = 2  # runs again of a row whose worker died; the row fails when it kills its worker once more
 CONNECT_TIMEOUT_SECONDS = 10
@@ -333,7 +333,7 @@ class RowPool:
                 if time.monotonic() - workerless_since > self.workerless_seconds:
                     for future in pending:
                         future.release()
-                    raise ClusterError(self.dask_address or "LocalCluster",
+                    raise ClusterLost(self.dask_address or "LocalCluster",
                                        f"the cluster has had no worker for {self.workerless_seconds:.0f} s; "
                                        f"{len(pending)} rows were not run (the next run makes them)", self.source)
             else:

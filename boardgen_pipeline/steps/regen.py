@@ -182,7 +182,7 @@ def rows_in_flight(cursor_text: str | None, clock: float, ttl: float = IN_FLIGHT
 def decide(facts: Facts, registered: list[str], cursor_text: str | None, clock: float) -> Decision:
     """One evaluation of the table-edit sensor: which runs to ask for, which
     partitions to add and remove, the next cursor (docstring of
-    ``assets.automation``). One run per edit: the range covering every row
+    ``boardgen_dagster.automation``). One run per edit: the range covering every row
     whose boards changed (and the rows whose overlays alone did), with the
     table-wide checks and the figures; else the overlays alone; else the
     figures or the draws alone."""

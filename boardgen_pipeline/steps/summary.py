@@ -18,10 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-EXIT_OK, EXIT_TABLE, EXIT_CHECK, EXIT_RUN = 0, 1, 3, 4
-# a warehouse/storage fault (disk full, read-only, damaged file, corrupt runs.db;
-# issue 14): ``errors.WarehouseError``
-EXIT_STORAGE = 5
+from boardgen_pipeline.exits import Exit
 
 OK, FAIL, WARN = "[green]ok[/]", "[red]FAIL[/]", "[yellow]warn[/]"
 
@@ -162,10 +159,10 @@ class Verdict:
         """A failed run first (the calibration is incomplete: what its checks say
         of the missing rows follows from it), then a failed check."""
         if self.failed_runs:
-            return EXIT_RUN
+            return Exit.RUN_FAILED
         if self.failed_checks:
-            return EXIT_CHECK
-        return EXIT_OK
+            return Exit.CHECK_FAILED
+        return Exit.OK
 
     def lines(self) -> list[str]:
         out = [f"checks: {self.evaluated} evaluated, {len(self.failed_checks)} failed, {len(self.warnings)} warning(s)"]

@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from boardgen_pipeline import paths
 from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.scopes import MAX_DEPTH, why_max_depth
@@ -367,16 +368,6 @@ def load_board_gen(path: Path | str) -> BoardGenTable:
     return BoardGenTable(path, header, rows, tuple(monotone_warnings(path, header, rows)))
 
 
-def default_tables_dir() -> Path:
-    """``tables/`` of the repository (or $BOARDGEN_TABLES)."""
-    import os
-
-    env = os.environ.get("BOARDGEN_TABLES")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "tables"  # <repo>/boardgen_pipeline/tables/board_gen.py
-
-
 _LOADED: dict[str, tuple[tuple[int, int], BoardGenTable]] = {}
 
 
@@ -385,7 +376,7 @@ def load_board_gen_dir(tables_dir: Path | str | None = None) -> BoardGenTable:
     until the file changes (size or mtime), so a caller generating board
     after board does not re-read and re-validate it each time, and an edited
     file is picked up by the next call (a call snapshots its row)."""
-    path = Path(tables_dir or default_tables_dir()) / DEFAULT_TABLE
+    path = Path(tables_dir or paths.default_tables_dir()) / DEFAULT_TABLE
     try:
         st = path.stat()
         stamp = (st.st_mtime_ns, st.st_size)

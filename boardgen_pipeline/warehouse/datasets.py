@@ -210,13 +210,6 @@ def warehouse_root_of(path: Path) -> Path:
     return path.parent
 
 
-def default_root() -> Path:
-    env = os.environ.get("BOARDGEN_WAREHOUSE")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "warehouse"  # <repo>/boardgen_pipeline/warehouse/datasets.py
-
-
 def partition_dir(root: Path, dataset: str, key: tuple[int, int]) -> Path:
     return Path(root) / dataset / f"level_index={key[0]}" / f"node_depth={key[1]}"
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from boardgen_pipeline import files
-from boardgen_pipeline.errors import WarehouseError
+from boardgen_pipeline.errors import InstanceUnavailable, WarehouseError
 
 
 class InstanceError(WarehouseError):
@@ -52,7 +52,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return out
 
 
-def instance_fault(home: Path, exc: BaseException) -> InstanceError:
+def instance_fault(home: Path, exc: BaseException) -> WarehouseError:
     """An exception from opening or migrating the instance, as one sentence."""
     chain = _chain(exc)
     exc = chain[-1]  # the innermost: the server's or the file system's own words
@@ -74,7 +74,7 @@ def instance_fault(home: Path, exc: BaseException) -> InstanceError:
                           ("does not exist", "the database does not exist on that server")):
         if needle in text:
             first = str(exc).strip().splitlines()[0][:200]
-            return InstanceError(storage_setting(home), f"{cause}: {first}")
+            return InstanceUnavailable(storage_setting(home), f"{cause}: {first}")
     if isinstance(exc, OSError):
         from boardgen_pipeline.warehouse.datasets import warehouse_error
 
@@ -115,6 +115,14 @@ run_coordinator:
 telemetry:
   enabled: false
 """ + RUN_MONITORING
+
+
+def is_own_yaml(text: str) -> bool:
+    """Whether a home's ``dagster.yaml`` is the one boardgen writes, unedited
+    (else it is the user's: kept by ``make clean``, never changed)."""
+    return text == DAGSTER_YAML
+
+
 QUEUE_LINE = "    max_concurrent_runs: 2\n"
 DEQUEUE_LINE = "    dequeue_interval_seconds: 1\n"
 # What an older boardgen wrote: its own event log class, gone since issue 28. Its database is

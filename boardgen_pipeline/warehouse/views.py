@@ -40,7 +40,7 @@ import os
 import re
 from pathlib import Path
 
-from boardgen_pipeline import files
+from boardgen_pipeline import files, paths
 from boardgen_pipeline.errors import WarehouseError
 from boardgen_pipeline.warehouse import datasets
 
@@ -226,7 +226,7 @@ def connect(root: Path | str | None = None, read_only: bool = True):
     first, so plain ``duckdb`` sessions read its own files too."""
     import duckdb
 
-    root = Path(root) if root is not None else datasets.default_root()
+    root = Path(root) if root is not None else paths.default_warehouse()
     db = root / datasets.DB_NAME
     if not db.exists():
         raise WarehouseError(db, "no warehouse database here (run `boardgen calibrate` or `make run` first)")
