@@ -19,17 +19,18 @@ others are recorded (its partition reads as failed).
 
 import dagster as dg
 
+from boardgen_pipeline import settings as boardgen_settings
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration import assertions, fingerprints
 from boardgen_pipeline.errors import ClusterError
-from boardgen_pipeline.steps import chain, currency, publish_rows, row_checks, stratify, table_check
+from boardgen_pipeline.steps import chain, currency, determinism, night, publish_rows, row_checks, stratify, table_check
 from boardgen_pipeline.variants import outcomes as overlay_checks
 from boardgen_pipeline.warehouse import publish, views
 
 from .checks import check_result, check_specs
-from .names import BOARDS, OVERLAYS, REPORT, SEED_BATCHES, STRATA
+from .names import BOARDS, OVERLAYS, PARTITIONS, RANGE_END, RANGE_START, REPORT, ROWS_JOB, SEED_BATCHES, STRATA
 from .nodemaps import node_map_draws
-from .partitions import ROWS_PER_RUN, board_rows
+from .partitions import board_rows
 from .resources import BoardgenSettings, RowWorkers
 from .tables import GROUP, load_catalog_or_fail, validated_rows
 
@@ -37,6 +38,9 @@ from .tables import GROUP, load_catalog_or_fail, validated_rows
 CODE_VERSIONS = {BOARDS: f"metric_v{METRIC_VERSION}", OVERLAYS: f"overlay_v{fingerprints.OVERLAY_VERSION}",
                  REPORT: f"report_metric_v{METRIC_VERSION}"}
 # plain floats: the UI plots them by partition
+# the rows a backfill launched from the UI gives each run: read when the code location loads, so a bad
+# value falls back to the default (`boardgen nightly --check-settings` names it)
+ROWS_PER_RUN = boardgen_settings.resolve(names=("rows_per_run",))[0].rows_per_run
 PLOTTED = ("p10", "p50", "p90", "pass_rate", "retry_rate", "mean_survival", "win_rate", "mean_guesses")
 
 SPECS = [
@@ -60,21 +64,36 @@ SPECS = [
 ]
 CHECK_SPECS = [
     *check_specs(BOARDS, assertions.CHECKS, table_check.DESCRIPTIONS),
+    *check_specs(BOARDS, (determinism.CHECK,), {determinism.CHECK: determinism.DESCRIPTION}),
     *check_specs(OVERLAYS, overlay_checks.CHECKS, table_check.DESCRIPTIONS),
     *check_specs(REPORT, (table_check.CHECK_EVERY_ROW,), {table_check.CHECK_EVERY_ROW: table_check.EVERY_ROW_DESCRIPTION}),
     *check_specs(STRATA, (stratify.CHECK_COMPLETE,), {stratify.CHECK_COMPLETE: stratify.DESCRIPTION}),
 ]
 
 
+def verdict_line(result: chain.RowResult) -> str:
+    """The row's F4 verdict in one line: what its partition page leads with."""
+    failed = [o for o in result.outcomes.get(BOARDS, ()) if not o.passed and o.severity == "error"]
+    warned = [o for o in result.outcomes.get(BOARDS, ()) if not o.passed and o.severity != "error"]
+    if failed:
+        return "FAIL: " + "; ".join(f"{o.assertion}: {o.description}" for o in failed)
+    return "pass" + (" (warning: " + "; ".join(o.assertion for o in warned) + ")" if warned else "")
+
+
 def boards_materialization(result: chain.RowResult) -> dg.AssetMaterialization:
-    """A published row's boards: its file's digest as data version, its
-    figures and F4 verdicts as one JSON entry, the key figures as floats."""
+    """A published row's boards: its F4 verdict first (one line, then each
+    assertion), the key figures as floats (plotted by partition), every
+    figure, its file's digest as data version."""
     figures = dict(result.figures[BOARDS])
-    figures["checks"] = {o.name: o.passed for o in result.outcomes.get(BOARDS, ())}
-    metadata = {"figures": dg.MetadataValue.json(figures), "path": dg.MetadataValue.path(result.written[BOARDS])}
+    outcomes = result.outcomes.get(BOARDS, ())
+    metadata = {"F4": dg.MetadataValue.text(verdict_line(result))}
+    metadata.update({f"{o.assertion} ({o.name})": dg.MetadataValue.text("pass" if o.passed else "FAIL")
+                     for o in outcomes})
     metadata.update({k: dg.MetadataValue.float(float(figures[k])) for k in PLOTTED if figures.get(k) is not None})
+    metadata["figures"] = dg.MetadataValue.json(figures)
+    metadata["path"] = dg.MetadataValue.path(result.written[BOARDS])
     # the row's page: what a perfect player risks on it (check F's pictures, kept on every row)
-    metadata.update({k: dg.MetadataValue.md(v) for o in result.outcomes.get(BOARDS, ())
+    metadata.update({k: dg.MetadataValue.md(v) for o in outcomes
                      if o.name in row_checks.ALWAYS_PICTURED for k, v in o.pictures.items()})
     return dg.AssetMaterialization(BOARDS, partition=result.partition_key, metadata=metadata, tags={
         "dagster/data_version": result.digests[BOARDS][:16], "dagster/code_version": CODE_VERSIONS[BOARDS]})
@@ -93,14 +112,16 @@ def _rows_of(context: dg.AssetExecutionContext, table) -> tuple[list, list]:
     return keys, missing
 
 
-def run_rows(context, settings: BoardgenSettings, workers: RowWorkers, catalog, keys, stages):
+def run_rows(context, found, workers: RowWorkers, catalog, keys, stages):
     """Every row of ``keys`` through its chain, each recorded as it is
-    published; ``(made, failed)`` rows."""
+    published; ``(made, failed)`` rows. A row whose boards changed without a
+    change of the row (``steps.determinism``) publishes nothing: it is
+    logged, and the table-wide check names it."""
     made, failed = [], []
     with workers.pool(len(keys)) as pool:
         context.log.info(f"{len(keys)} rows on {pool.describe()}")
-        for task, result, error in publish_rows.run_rows(settings.root, catalog, keys, settings.samples,
-                                                         settings.master_seed, pool, stages):
+        for task, result, error in publish_rows.run_rows(found.warehouse, catalog, keys, found.samples,
+                                                         found.master_seed, pool, stages):
             while pool.notes:
                 context.log.warning(pool.notes.pop(0))
             if error is not None:
@@ -108,7 +129,11 @@ def run_rows(context, settings: BoardgenSettings, workers: RowWorkers, catalog, 
                 context.log.error(failed[-1])
                 continue
             made.append(result)
-            if BOARDS in stages:
+            if result.reproduction is not None and result.reproduction.kind == determinism.DRIFT:
+                context.log.error(f"row {result.partition_key}: {result.reproduction.differing} boards changed "
+                                  f"without a change of the row (first: scope {result.reproduction.scope}); the "
+                                  "stored files are kept")
+            elif BOARDS in stages:
                 if result.published:
                     yield boards_materialization(result)
                 else:
@@ -117,28 +142,51 @@ def run_rows(context, settings: BoardgenSettings, workers: RowWorkers, catalog, 
     return made, failed
 
 
-def _stale_rows(settings: BoardgenSettings, catalog, dataset: str) -> list:
+def _stale_rows(found, catalog, dataset: str) -> list:
     """Rows with current published boards whose ``dataset`` file is not current."""
-    now = fingerprints.fingerprints_now(catalog.board_gen, settings.samples, settings.master_seed)
-    rows = currency.rows(settings.root, catalog.board_gen, settings.samples, settings.master_seed)
-    published = publish.keys_in(settings.root, BOARDS)
+    root = found.warehouse
+    now = fingerprints.fingerprints_now(catalog.board_gen, found.samples, found.master_seed)
+    rows = currency.rows(root, catalog.board_gen, found.samples, found.master_seed)
+    published = publish.keys_in(root, BOARDS)
     keys = [fingerprints.row_key(pk) for pk, c in rows.items() if c.current and fingerprints.row_key(pk) in published]
     if dataset == OVERLAYS:
         over_now = {pk: fp for pk, fp in fingerprints.overlay_fingerprints_now(
-            catalog, settings.samples, settings.master_seed).items() if pk in now}
-        stale = {pk for pk, c in currency.overlays(settings.root, over_now).items() if not c.current}
+            catalog, found.samples, found.master_seed).items() if pk in now}
+        stale = {pk for pk, c in currency.overlays(root, over_now).items() if not c.current}
         return [k for k in keys if fingerprints.partition_key(k) in stale]
-    reports = currency.report_fingerprints(settings.root)
+    reports = currency.report_fingerprints(root)
     return [k for k in keys if reports.get(k) != now[fingerprints.partition_key(k)]]
 
 
-def _table_assets(made: list, stages, selected: set, settings: BoardgenSettings):
+def unfinished_rows(context) -> list[str]:
+    """The rows tonight's failed or cancelled rows runs did not record (the
+    run's night tag names the night; none outside a night)."""
+    tonight = context.run.tags.get(night.NIGHT_TAG)
+    if not tonight:
+        return []
+    instance = context.instance
+    ended = [dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
+    ranges, made = [], set()
+    for record in instance.get_run_records(dg.RunsFilter(tags={night.NIGHT_TAG: tonight}, job_name=ROWS_JOB,
+                                                         statuses=ended)):
+        tags = record.dagster_run.tags
+        first = tags.get(RANGE_START) or tags.get("dagster/partition")
+        last = tags.get(RANGE_END) or first
+        if first:
+            ranges.append((first, last))
+        of = dg.DagsterEventType.ASSET_MATERIALIZATION
+        made.update(r.event_log_entry.dagster_event.partition
+                    for r in instance.get_records_for_run(record.dagster_run.run_id, of_type=of).records)
+    return night.unfinished_rows(list(instance.get_dynamic_partitions(PARTITIONS)), ranges, made) if ranges else []
+
+
+def _table_assets(made: list, stages, selected: set, found):
     """The table's assets this run made, one materialization each."""
     rows = [r.partition_key for r in made]
     base = {"rows_made": len(rows), "first_rows": dg.MetadataValue.json(rows[:20])}
     if SEED_BATCHES in selected:
         yield dg.MaterializeResult(asset_key=SEED_BATCHES, metadata={
-            **base, "samples": settings.samples, "master_seed": settings.master_seed,
+            **base, "samples": found.samples, "master_seed": found.master_seed,
             "scopes": "sigma(L, D) + i, i < N; sigma = 10**9 + 2**20 L + 2**12 D (SPEC 7)"})
     if OVERLAYS in selected and OVERLAYS in stages:
         placed = [r.figures.get(OVERLAYS) or {} for r in made]
@@ -161,7 +209,9 @@ def _table_assets(made: list, stages, selected: set, settings: BoardgenSettings)
     can_subset=True,
 )
 def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, workers: RowWorkers):
-    catalog = load_catalog_or_fail(settings)
+    found = settings.resolved()
+    root = found.warehouse
+    catalog = load_catalog_or_fail(found)
     selected = {k.to_user_string() for k in context.selected_asset_keys}
     stages = frozenset(s for s in chain.STAGES if s in selected)
     made, failed = [], []
@@ -170,32 +220,34 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
             keys, missing = _rows_of(context, catalog.board_gen)
             for pk in missing:
                 context.log.warning(f"skipped: row {pk} is not in {catalog.board_gen.path}")
-            made, failed = yield from run_rows(context, settings, workers, catalog, keys, stages)
+            made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
         elif stages:  # the overlays (or reports) of rows whose boards stay, made current
-            keys = _stale_rows(settings, catalog, OVERLAYS if OVERLAYS in stages else REPORT)
-            made, failed = yield from run_rows(context, settings, workers, catalog, keys, stages)
+            keys = _stale_rows(found, catalog, OVERLAYS if OVERLAYS in stages else REPORT)
+            made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
     except ClusterError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
-    yield from _table_assets(made, stages, selected, settings)
+    yield from _table_assets(made, stages, selected, found)
     checks = {k.name: k for k in context.selected_asset_check_keys}
     if STRATA in selected:
-        result = stratify.run_strata(settings.root, catalog, settings.samples, settings.master_seed,
-                                     settings.node_map_adventures)
+        result = stratify.run_strata(root, catalog, found.samples, found.master_seed, found.adventures)
         yield dg.MaterializeResult(asset_key=STRATA, data_version=dg.DataVersion(publish.file_digest(result.path)),
                                    metadata={**result.summary(), "path": dg.MetadataValue.path(result.path)})
         for o in result.outcomes:
             if o.name in checks:
                 yield check_result(o, STRATA)
     if set(checks) - {stratify.CHECK_COMPLETE}:
-        verdicts = table_check.table_verdicts(settings.root, catalog, settings.samples, settings.master_seed)
+        table = catalog.board_gen
+        verdicts = table_check.table_verdicts(root, catalog, found.samples, found.master_seed)
         for asset, o in verdicts.all():
             if o.name in checks:
                 yield check_result(o, asset)
+        if determinism.CHECK in checks:
+            yield check_result(determinism.outcome(root, table, found.samples, found.master_seed), BOARDS,
+                               overview=True)
         if table_check.CHECK_EVERY_ROW in checks:
-            yield check_result(table_check.every_row_outcome(settings.root, catalog.board_gen, settings.samples,
-                                                             settings.master_seed), REPORT, overview=True)
-    views.refresh_views_atomic(settings.root)  # once, when the step made a dataset's first file
+            yield check_result(table_check.every_row_outcome(root, table, found.samples, found.master_seed,
+                                                             unfinished_rows(context)), REPORT, overview=True)
+    views.refresh_views_atomic(root)  # once, when the step made a dataset's first file
     if failed:
         raise dg.Failure(description=f"{len(failed)} of {len(made) + len(failed)} rows failed: " + "; ".join(failed[:5]),
                          allow_retries=False)
-

@@ -1,17 +1,28 @@
 """The ``Definitions`` of the boardgen code location (``workspace.yaml``).
 
 ``build_definitions(settings)`` lets tests point the same graph at temporary
-tables and warehouse; ``defs`` is built from the environment
-(``resources.settings_from_env``). The ``*_job_def`` functions give the
-resolved jobs to ``dagster.reconstructable`` (``boardgen_dagster.worker``).
+tables and warehouse; ``defs`` takes every setting from the run config or,
+unset, from the environment when a run starts (``resources``): loading it
+reads no setting but the schedule's cron and time zone, which fall back to
+their defaults when bad. The ``*_job_def`` functions give the resolved jobs
+to ``dagster.reconstructable`` (``boardgen nightly``'s processes, ``lane``).
 """
 
 import dagster as dg
 
-from .automation import calibration_job, nightly_calibration, prepare_job, rows_job, table_edit_sensor, table_job
+from .automation import (
+    calibration_job,
+    night_follow_up,
+    nightly_calibration,
+    prepare_job,
+    rows_job,
+    table_edit_sensor,
+    table_job,
+)
 from .calibration import calibrate
 from .nodemaps import node_map_draws
-from .resources import BoardgenSettings, RowWorkers, settings_from_env, workers_from_env
+from .resources import BoardgenSettings, RowWorkers
+from .retention import retention_job
 from .tables import table_files, validated_rows
 
 # SPEC 9 order: tables -> validated rows -> node-map draws; per row partition: seed batches ->
@@ -22,10 +33,10 @@ ASSETS = [table_files, validated_rows, node_map_draws, calibrate]
 def build_definitions(settings: BoardgenSettings | None = None, workers: RowWorkers | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ASSETS,
-        jobs=[calibration_job, prepare_job, rows_job, table_job],
+        jobs=[calibration_job, prepare_job, rows_job, table_job, retention_job],
         schedules=[nightly_calibration],
-        sensors=[table_edit_sensor],
-        resources={"settings": settings or settings_from_env(), "workers": workers or workers_from_env()},
+        sensors=[table_edit_sensor, *night_follow_up],
+        resources={"settings": settings or BoardgenSettings(), "workers": workers or RowWorkers()},
         executor=dg.in_process_executor,
     )
 
@@ -33,17 +44,30 @@ def build_definitions(settings: BoardgenSettings | None = None, workers: RowWork
 defs = build_definitions()
 
 
+def job_def(name: str) -> dg.JobDefinition:
+    return defs.resolve_job_def(name)
+
+
 def calibration_job_def() -> dg.JobDefinition:
-    return defs.resolve_job_def(calibration_job.name)
+    return job_def(calibration_job.name)
 
 
 def prepare_job_def() -> dg.JobDefinition:
-    return defs.resolve_job_def(prepare_job.name)
+    return job_def(prepare_job.name)
 
 
 def rows_job_def() -> dg.JobDefinition:
-    return defs.resolve_job_def(rows_job.name)
+    return job_def(rows_job.name)
 
 
 def table_job_def() -> dg.JobDefinition:
-    return defs.resolve_job_def(table_job.name)
+    return job_def(table_job.name)
+
+
+def retention_job_def() -> dg.JobDefinition:
+    return job_def(retention_job.name)
+
+
+# the reconstructable job of each job name (boardgen nightly's lanes execute runs by job name)
+JOB_DEFS = {prepare_job.name: prepare_job_def, rows_job.name: rows_job_def, table_job.name: table_job_def,
+            retention_job.name: retention_job_def, calibration_job.name: calibration_job_def}

@@ -1,23 +1,23 @@
-"""The Dagster home: created once, migrated when Dagster moves, the user's
-``dagster.yaml`` respected (SPEC 10 "create it once"; issue 14 "killed runs
-do not block"; issue 28 "a production instance, tested for real").
+"""The Dagster home: the project's own embedded home created and migrated by
+the project; a home a user configured used as it is (SPEC 10 "create it
+once"; docs/operations.md "The Dagster instance").
 
-``python -m boardgen_dagster.home`` creates ``$DAGSTER_HOME`` (default
-``<repo>/.dagster_home``) with a ``dagster.yaml`` when it has none: Dagster's
-stock SQLite storage in the folder, the queued run coordinator, run
-monitoring. A ``dagster.yaml`` the user wrote is theirs: its storage (e.g.
-``storage: postgres:`` through ``dagster-postgres``) is what every process of
-the instance uses, and this module only adds, as text, the settings the
-project needs and the file lacks (run monitoring; a one-second dequeue for
-the queue it wrote). The storages are migrated when their alembic revision is
-behind the installed Dagster's (``dagster instance migrate``), under a lock,
-so ``make ui`` and ``make run`` started together do not race.
+``ensure_dagster_home`` creates ``$DAGSTER_HOME`` (default: the checkout's
+``.dagster_home``, else ``./.dagster_home``) with boardgen's own
+``dagster.yaml`` when it has none: Dagster's stock SQLite storage in the
+folder, the queued run coordinator, run monitoring. Such a home is the
+project's: when the installed Dagster is newer than its storage, it is
+migrated here, under a lock (``make ui`` and ``make run`` started together
+do not race). A ``dagster.yaml`` the user wrote is theirs: its storage (e.g.
+``storage: postgres:`` through ``dagster-postgres``, shared by a team) is
+what every process uses, the file is never edited, and an out-of-date
+schema is one sentence that names ``dagster instance migrate`` (Dagster
+leaves migration to the operator on purpose): nothing here migrates an
+instance others may be using.
 
 A storage that cannot be opened is one sentence naming the setting and the
 cause (:class:`InstanceError`), not a traceback: a corrupt ``runs.db``, a
-PostgreSQL server that does not answer or refuses the login. The default
-run launcher cannot tell whether a STARTED run's process is alive, so
-``fail_orphaned_runs`` does that for the processes of this machine.
+PostgreSQL server that does not answer or refuses the login.
 """
 
 import contextlib
@@ -29,8 +29,7 @@ from pathlib import Path
 from boardgen_pipeline import files
 from boardgen_pipeline.errors import WarehouseError
 from boardgen_pipeline.paths import default_dagster_home
-from boardgen_pipeline.steps.runs import process_alive
-from boardgen_pipeline.warehouse.instance import DAGSTER_YAML, InstanceError, instance_fault, migrate_yaml
+from boardgen_pipeline.warehouse.instance import DAGSTER_YAML, InstanceError, instance_fault, is_own_yaml
 
 
 def storages_behind(instance) -> dict[str, tuple]:
@@ -98,9 +97,10 @@ def _probe_postgres(yaml_path: Path) -> None:
 
 
 def ensure_dagster_home(path: Path | str | None = None) -> Path:
-    """Create the instance folder and its ``dagster.yaml`` when missing, add
-    what the project needs to an existing one, migrate its storages when
-    their revision is behind; set ``DAGSTER_HOME``."""
+    """Create the instance folder and boardgen's ``dagster.yaml`` when
+    missing; migrate boardgen's own home when the installed Dagster is
+    newer; refuse, in one sentence, a user's instance whose schema is
+    behind. Sets ``DAGSTER_HOME``."""
     import dagster as dg
 
     home = Path(path).resolve() if path else default_dagster_home()
@@ -111,13 +111,17 @@ def ensure_dagster_home(path: Path | str | None = None) -> Path:
             yaml_path = home / "dagster.yaml"
             if not yaml_path.exists():
                 files.atomic_write(yaml_path, DAGSTER_YAML)
-            else:
-                migrate_yaml(yaml_path)
-            _probe_postgres(yaml_path)
+            own = is_own_yaml(yaml_path.read_text(encoding="utf-8"))
+            if not own:
+                _probe_postgres(yaml_path)
             with contextlib.redirect_stdout(io.StringIO()), _quiet_retries(), dg.DagsterInstance.get() as instance:
                 behind = storages_behind(instance)
+                if behind and not own:
+                    names = ", ".join(f"{k} at {v[0]} (Dagster {dg.__version__} needs {v[1]})" for k, v in behind.items())
+                    raise InstanceError(yaml_path, f"the instance's schema is behind the installed Dagster ({names}); "
+                                                   f"its operator runs `DAGSTER_HOME={home} dagster instance migrate`")
                 if behind:
-                    instance.upgrade()  # what `dagster instance migrate` does
+                    instance.upgrade()  # boardgen's own home: what `dagster instance migrate` does
                     still = storages_behind(instance)
                     if still:
                         raise InstanceError(home, f"the instance storage did not migrate ({still})")
@@ -128,41 +132,6 @@ def ensure_dagster_home(path: Path | str | None = None) -> Path:
     except Exception as exc:  # a storage that cannot be opened: sqlite3, psycopg2, SQLAlchemy, OSError
         raise instance_fault(home, exc) from exc
     return home
-
-
-def run_process(instance, run_id: str) -> tuple[int, float] | None:
-    """``(pid, timestamp)`` of the process a run executes in, from its
-    ``RUN_START`` event (else ``RUN_STARTING``'s); None when neither is
-    recorded."""
-    import dagster as dg
-
-    for event_type in (dg.DagsterEventType.RUN_START, dg.DagsterEventType.RUN_STARTING):
-        records = instance.get_records_for_run(run_id, of_type=event_type, limit=1, ascending=False).records
-        for record in records:
-            event = record.event_log_entry.dagster_event
-            if event is not None and event.pid is not None:
-                return event.pid, record.event_log_entry.timestamp
-    return None
-
-
-def fail_orphaned_runs(instance, tags: dict[str, str] | None = None) -> list[str]:
-    """Mark failed every STARTING or STARTED run (with ``tags``, when given)
-    whose process on this machine is gone (killed with ``kill -9``, the
-    machine rebooted); returns their run ids. Runs of this process and runs
-    whose process is unknown are left alone."""
-    import dagster as dg
-
-    statuses = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
-    failed = []
-    for record in instance.get_run_records(filters=dg.RunsFilter(statuses=statuses, tags=tags or {})):
-        run = record.dagster_run
-        proc = run_process(instance, run.run_id)
-        if proc is None or process_alive(*proc):
-            continue
-        instance.report_run_failed(run, message=f"orphaned: its process (pid {proc[0]}) is gone; "
-                                                "marked failed by boardgen")
-        failed.append(run.run_id)
-    return failed
 
 
 def main() -> int:

@@ -1,7 +1,10 @@
-"""The names the code location and its processes share: assets, jobs, run
-tags (issue 29 "lists copied by hand": one place). A module of names only,
-so a process that launches or reads runs (the nightly) imports no asset code.
+"""The names the code location and its processes share: assets, jobs, the
+engine's run tags (one place). A module of names only, so a process that
+launches or reads runs imports no asset code. The night's own tags are the
+library's (``boardgen_pipeline.steps.night``).
 """
+
+from boardgen_pipeline.steps import night
 
 TABLE_FILES, VALIDATED_ROWS, DRAWS = "table_files", "validated_rows", "node_map_draws"
 SEED_BATCHES, BOARDS, OVERLAYS, REPORT, STRATA = ("seed_batches", "boards", "variant_overlays", "calibration_report",
@@ -11,11 +14,14 @@ ROW_ASSETS = (SEED_BATCHES, BOARDS, OVERLAYS, REPORT)
 ALL_ASSETS = (*TABLES, DRAWS, *ROW_ASSETS, STRATA)
 CHECKED = (BOARDS, OVERLAYS, REPORT, STRATA)  # the assets whose checks are table-wide
 
-PREPARE_JOB, ROWS_JOB, TABLE_JOB, CALIBRATION_JOB = ("calibration_prepare", "calibration_rows", "calibration_table",
-                                                     "calibration_job")
-JOBS = (PREPARE_JOB, ROWS_JOB, TABLE_JOB, CALIBRATION_JOB)
+PREPARE_JOB, ROWS_JOB, TABLE_JOB, RETENTION_JOB, CALIBRATION_JOB = (
+    "calibration_prepare", "calibration_rows", "calibration_table", "calibration_retention", "calibration_job")
+JOBS = (PREPARE_JOB, ROWS_JOB, TABLE_JOB, RETENTION_JOB, CALIBRATION_JOB)
+# the job that runs each stage of a night
+STAGE_JOBS = {night.PREPARE: PREPARE_JOB, night.ROWS: ROWS_JOB, night.TABLE: TABLE_JOB,
+              night.RETENTION: RETENTION_JOB}
 
-TRIGGER_TAG, BATCH_TAG, REASON_TAG = "boardgen/trigger", "boardgen/batch", "boardgen/reason"
+REASON_TAG = "boardgen/reason"
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 PARTITIONS = "board_gen_rows"
 

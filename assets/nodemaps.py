@@ -25,12 +25,13 @@ from .tables import GROUP, load_catalog_or_fail, validated_rows
                 "source and node_map scope. Parquet <warehouse>/node_map_draws/draws.parquet.",
 )
 def node_map_draws(settings: BoardgenSettings) -> dg.MaterializeResult:
-    catalog = load_catalog_or_fail(settings)
+    found = settings.resolved()
+    catalog = load_catalog_or_fail(found)
     try:
-        result = draw_node_maps.run_draws(settings.root, catalog, settings.node_map_adventures)
+        result = draw_node_maps.run_draws(found.warehouse, catalog, found.adventures)
     except ValueError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
-    db = views.refresh_views_atomic(settings.root)
+    db = views.refresh_views_atomic(found.warehouse)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(publish.file_digest(result.path)),
         metadata={

@@ -1,47 +1,56 @@
-"""Run settings as configurable resources: tables directory, warehouse root,
-batch size N, master seed, node-map adventures (SPEC 7; issue 3
-"configurable"), and where a run's rows are computed (issue 22, 28).
+"""A run's settings as configurable resources (SPEC 7 the batch; SPEC 9;
+``boardgen_pipeline.settings`` decides every domain).
 
-Defaults come from the environment when the code location loads
-(``BOARDGEN_TABLES``, ``BOARDGEN_WAREHOUSE``, ``BOARDGEN_SAMPLES``,
-``BOARDGEN_MASTER_SEED``, ``BOARDGEN_NODE_MAP_ADVENTURES``,
-``BOARDGEN_DASK``); a run can override them in its run config
-(``resources: {settings: {config: {samples: 64}}}``).
+A field left unset takes its value from the environment *when the run
+starts*, never when the code location loads: a bad ``BOARDGEN_SAMPLES`` or a
+launchpad value out of its domain fails the run with the same one sentence
+``boardgen nightly`` prints, and the code location keeps loading. The nightly
+(``boardgen nightly``, the schedule) passes every setting as run config.
 """
-
-import os
-from pathlib import Path
 
 import dagster as dg
 
-from boardgen_pipeline import catalog, paths
-from boardgen_pipeline.board.rng import DEFAULT_SAMPLES
+from boardgen_pipeline import catalog, settings
+from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.steps import pool
-from boardgen_pipeline.steps.draw_node_maps import DEFAULT_ADVENTURES
-from boardgen_pipeline.tables import board_gen
+
+# resource field -> the setting it gives (boardgen_pipeline.settings)
+SETTING_OF = {"tables_dir": "tables", "warehouse_root": "warehouse", "samples": "samples",
+              "master_seed": "master_seed", "node_map_adventures": "adventures", "keep_days": "keep_days",
+              "keep_runs": "keep_runs"}
+WORKER_SETTING_OF = {"workers": "run_workers", "dask_scheduler": "dask", "dask_wait_seconds": "dask_wait_seconds"}
+
+
+def _resolve(resource, mapping: dict, names) -> settings.Settings:
+    given = {mapping[f]: getattr(resource, f) for f in mapping if getattr(resource, f) is not None}
+    found, bad = settings.resolve(given, names=names, prog="run config", given_as="config")
+    if bad:
+        raise dg.Failure(description=TableError(bad).report().replace("table violation", "setting violation"),
+                         allow_retries=False)
+    return found
 
 
 class BoardgenSettings(dg.ConfigurableResource):
-    """Where the tables and the warehouse are, how big a batch is, and how
-    many adventures the node-map draws simulate."""
+    """Where the tables and the warehouse are, how big a batch is, how many
+    adventures the node-map draws simulate, what retention keeps. Unset:
+    the environment's value when the run starts, else the default."""
 
-    tables_dir: str
-    warehouse_root: str
-    samples: int = DEFAULT_SAMPLES
-    master_seed: int = 0
-    node_map_adventures: int = DEFAULT_ADVENTURES
+    tables_dir: str | None = None
+    warehouse_root: str | None = None
+    samples: int | None = None
+    master_seed: int | None = None
+    node_map_adventures: int | None = None
+    keep_days: int | None = None
+    keep_runs: int | None = None
 
-    @property
-    def root(self) -> Path:
-        return Path(self.warehouse_root)
+    def resolved(self) -> settings.Settings:
+        """Every setting, checked (a ``dg.Failure`` with one sentence a violation)."""
+        return _resolve(self, SETTING_OF, tuple(SETTING_OF.values()))
 
-    def load_catalog(self) -> catalog.Catalog:
-        """Every table of the directory, validated together: exactly what
+    def load_catalog(self, resolved: settings.Settings | None = None) -> catalog.Catalog:
+        """Every table of the folder, validated together: exactly what
         ``boardgen validate`` checks (a TableError lists every violation)."""
-        return catalog.load_catalog(self.tables_dir)
-
-    def load_table(self) -> board_gen.BoardGenTable:
-        return self.load_catalog().board_gen
+        return catalog.load_catalog((resolved or self.resolved()).tables)
 
 
 class RowWorkers(dg.ConfigurableResource):
@@ -51,26 +60,22 @@ class RowWorkers(dg.ConfigurableResource):
     workers need the package but not the warehouse (the run writes what they
     return). The files are the same bytes wherever the rows run."""
 
-    workers: int = 1
-    dask_scheduler: str = ""
+    workers: int | None = None
+    dask_scheduler: str | None = None
     # how long a run waits for a cluster that lost every worker before it fails (the next run makes the rows)
-    dask_wait_seconds: float = 60.0
+    dask_wait_seconds: float | None = None
 
     def pool(self, rows: int) -> pool.RowPool:
-        return pool.build(rows, self.workers, self.dask_scheduler, workerless_seconds=self.dask_wait_seconds)
+        found = _resolve(self, WORKER_SETTING_OF, tuple(WORKER_SETTING_OF.values()))
+        return pool.build(rows, found.run_workers, found.dask, workerless_seconds=found.dask_wait_seconds)
 
 
-def workers_from_env() -> RowWorkers:
-    return RowWorkers(workers=int(os.environ.get("BOARDGEN_RUN_WORKERS") or 1),
-                      dask_scheduler=pool.dask_address_from(os.environ)[0],
-                      dask_wait_seconds=float(os.environ.get("BOARDGEN_DASK_WAIT_SECONDS") or 60))
-
-
-def settings_from_env() -> BoardgenSettings:
-    return BoardgenSettings(
-        tables_dir=str(paths.default_tables_dir()),
-        warehouse_root=str(paths.default_warehouse()),
-        samples=int(os.environ.get("BOARDGEN_SAMPLES") or DEFAULT_SAMPLES),
-        master_seed=int(os.environ.get("BOARDGEN_MASTER_SEED") or 0),
-        node_map_adventures=int(os.environ.get("BOARDGEN_NODE_MAP_ADVENTURES") or DEFAULT_ADVENTURES),
-    )
+def run_config(found: settings.Settings) -> dict:
+    """The run config that carries ``found`` to every run of a night."""
+    config = {"tables_dir": str(found.tables), "warehouse_root": str(found.warehouse), "samples": found.samples,
+              "master_seed": found.master_seed, "node_map_adventures": found.adventures,
+              "keep_days": found.keep_days}
+    if found.keep_runs is not None:
+        config["keep_runs"] = found.keep_runs
+    workers = {"workers": found.run_workers, "dask_scheduler": found.dask, "dask_wait_seconds": found.dask_wait_seconds}
+    return {"resources": {"settings": {"config": config}, "workers": {"config": workers}}}

@@ -1,7 +1,11 @@
-"""Forget old calibration runs (issue 28 "a home that stops growing"): the
-policy is the library's (``steps.retention``); this module reads the runs
-and what they hold through Dagster's API and deletes with
-``DagsterInstance.delete_run`` (the run and its events).
+"""Forget old calibration runs, a night's last run (SPEC 1 "results kept":
+the warehouse keeps every figure, so a run's record is bookkeeping;
+docs/operations.md "Retention"): the policy is the library's
+(``steps.retention``); this module reads the runs and what they hold through
+Dagster's API and deletes with ``DagsterInstance.delete_run`` (the run and
+its events). ``calibration_retention`` is the job a night ends with; it
+also lets go of the tables pinned for nights no longer kept
+(``steps.pinned_tables``).
 
 A run is kept while it holds the latest state of something the UI shows: the
 latest materialization, planned materialization or observation of an asset
@@ -18,7 +22,8 @@ import sqlalchemy
 
 from boardgen_pipeline.steps import retention
 
-from .names import ALL_ASSETS, BOARDS, JOBS
+from .names import ALL_ASSETS, BOARDS, JOBS, RETENTION_JOB
+from .resources import BoardgenSettings
 
 PAGE = 500
 
@@ -52,9 +57,9 @@ def protected_runs(instance) -> set[str]:
     boards = dg.AssetKey(BOARDS)
     keep |= _partition_runs(instance, boards, dg.DagsterEventType.ASSET_MATERIALIZATION)
     keep |= _partition_runs(instance, boards, dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED)
-    from .automation import _draw_checks, table_checks
+    from .automation import draw_checks, table_checks
 
-    checks = [*table_checks(), *_draw_checks()]
+    checks = [*table_checks(), *draw_checks()]
     for execution in instance.event_log_storage.get_latest_asset_check_execution_by_key(checks).values():
         keep.add(execution.run_id)
     return keep
@@ -106,6 +111,26 @@ def forget(instance, run_id: str) -> None:
         instance.compute_log_manager.delete_logs(prefix=[run_id])
     except NotImplementedError:
         pass  # a log manager that cannot delete (the user's choice of storage) keeps them
+
+
+@dg.op(description="Forget the calibration runs the retention policy lets go ($BOARDGEN_KEEP_DAYS, "
+                      "$BOARDGEN_KEEP_RUNS), never one that holds the latest state of an asset, partition or check; "
+                      "and the tables pinned for nights no longer kept.")
+def forget_old_runs(context: dg.OpExecutionContext, settings: BoardgenSettings) -> dg.Output:
+    from boardgen_pipeline.steps import pinned_tables
+
+    found = settings.resolved()
+    policy = retention.Policy(keep_days=found.keep_days, keep_runs=found.keep_runs)
+    gone = prune(context.instance, policy)
+    unpinned = pinned_tables.forget(found.warehouse, {Path(found.tables).name})
+    context.log.info(f"forgot {len(gone)} run(s) beyond {policy.describe()}; {len(unpinned)} pinned table copies")
+    return dg.Output(len(gone), metadata={"forgotten_runs": len(gone), "first": dg.MetadataValue.json(gone[:20]),
+                                          "policy": policy.describe(), "unpinned_tables": len(unpinned)})
+
+
+@dg.job(name=RETENTION_JOB, description="A night's last run: old calibration runs forgotten (retention).")
+def retention_job():
+    forget_old_runs()
 
 
 def prune_command(dagster_home: str | None = None, keep_runs: int | None = None, keep_days: int | None = None) -> int:

@@ -13,6 +13,7 @@ removed rows lose theirs and their warehouse files.
 
 import dagster as dg
 
+from boardgen_pipeline import catalog
 from boardgen_pipeline.calibration import fingerprints
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.pictures import drawings
@@ -25,25 +26,18 @@ from .resources import BoardgenSettings
 GROUP = "calibration"
 
 
-def table_digest(settings: BoardgenSettings) -> str:
-    return fingerprints.tables_digest(settings.tables_dir)[0]
-
-
-def load_catalog_or_fail(settings: BoardgenSettings):
-    """The validated tables, or a Failure whose description is exactly
-    ``TableError.report()`` (what ``boardgen validate`` prints)."""
+def load_catalog_or_fail(found):
+    """The validated tables of the resolved settings ``found``, or a Failure
+    whose description is exactly ``TableError.report()`` (what ``boardgen
+    validate`` prints)."""
     try:
-        return settings.load_catalog()
+        return catalog.load_catalog(found.tables)
     except TableError as exc:
         raise dg.Failure(
             description=exc.report(),
-            metadata={"violations": len(exc.violations), "tables": dg.MetadataValue.path(settings.tables_dir)},
+            metadata={"violations": len(exc.violations), "tables": dg.MetadataValue.path(str(found.tables))},
             allow_retries=False,
         ) from None
-
-
-def load_table_or_fail(settings: BoardgenSettings):
-    return load_catalog_or_fail(settings).board_gen
 
 
 def _first(keys: list, shown: int = 20) -> dict:
@@ -57,11 +51,12 @@ def _first(keys: list, shown: int = 20) -> dict:
                 "data version = hash of every file's bytes.",
 )
 def table_files(settings: BoardgenSettings) -> dg.ObserveResult:
-    digest, files = fingerprints.tables_digest(settings.tables_dir)
+    found = settings.resolved()
+    digest, files = fingerprints.tables_digest(found.tables)
     return dg.ObserveResult(
         data_version=dg.DataVersion(digest),
         metadata={
-            "tables_dir": dg.MetadataValue.path(settings.tables_dir),
+            "tables_dir": dg.MetadataValue.path(str(found.tables)),
             "files": dg.MetadataValue.json(files),
             "board_gen_sha256": files.get("board_gen.toml", "missing"),
         },
@@ -74,20 +69,21 @@ def table_files(settings: BoardgenSettings) -> dg.ObserveResult:
     description="Every load-time check of the tables (boardgen validate); keeps one partition per board_gen row.",
 )
 def validated_rows(context: dg.AssetExecutionContext, settings: BoardgenSettings) -> dg.MaterializeResult:
-    table = load_table_or_fail(settings)
-    now = fingerprints.fingerprints_now(table, settings.samples, settings.master_seed)
+    found = settings.resolved()
+    table = load_catalog_or_fail(found).board_gen
+    now = fingerprints.fingerprints_now(table, found.samples, found.master_seed)
     plan = regen.plan(now, {}, context.instance.get_dynamic_partitions(board_rows.name))
     if plan.add:
         context.instance.add_dynamic_partitions(board_rows.name, plan.add)
     for key in plan.remove:
         context.instance.delete_dynamic_partition(board_rows.name, key)
-    pruned = publish.prune(settings.root, set(table.keys()))
+    pruned = publish.prune(found.warehouse, set(table.keys()))
     if pruned:
-        views.refresh_views_atomic(settings.root)
+        views.refresh_views_atomic(found.warehouse)
     for w in table.warnings:
         context.log.warning(f"assertion E (warning): {w}")
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(table_digest(settings)),
+        data_version=dg.DataVersion(fingerprints.tables_digest(found.tables)[0]),
         metadata={
             "rows": len(table.rows),
             "levels": table.levels(),

@@ -243,14 +243,15 @@ def _writable(root: Path):
 def _row_pool(args, rows: int):
     """Where ``calibrate``'s rows run: the Dask cluster of ``--dask`` /
     ``$BOARDGEN_DASK`` (reached before any row runs: an address that does not
-    answer is one sentence, exit 2), else local workers."""
-    import os
-
+    answer is one sentence, exit 6), else local workers (``--workers`` /
+    ``$BOARDGEN_WORKERS``, checked before any work by ``cli_args``)."""
+    from boardgen_pipeline import settings
     from boardgen_pipeline.steps import pool
 
-    address, source = (args.dask, "--dask") if args.dask is not None else pool.dask_address_from(os.environ)
-    workers = args.workers if args.workers is not None else int(os.environ.get("BOARDGEN_WORKERS") or 0) or None
-    return pool.build(rows, workers, address, source)
+    names = ("workers", "dask")
+    chosen, _ = settings.resolve({"workers": args.workers, "dask": args.dask}, names=names, prog="boardgen calibrate")
+    source = (chosen.source or {}).get("dask", "--dask").lstrip("$")
+    return pool.build(rows, chosen.workers, chosen.dask, source)
 
 
 def cmd_verify(args) -> int:

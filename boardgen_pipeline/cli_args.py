@@ -38,17 +38,17 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from boardgen_pipeline import settings
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.scopes import DEPTH_SPACING, PROBE_OFFSET
+from boardgen_pipeline.settings import BATCH_WHY, SEED_MAX
 from boardgen_pipeline.tables.board_gen import DOMAINS, BoardGenRow, Header, mines_target
 
 RULE = "argument_domain"
 
-SEED_MAX = 2**63 - 1  # scopes and master seeds are Parquet int64 columns
 
 BENCH_SPAWN_SIDE = 3  # the C baseline's spawn square (board/bench.py)
 
-BATCH_WHY = f"a row's batch is scopes sigma(L,D)+i and adjacent depths are {DEPTH_SPACING} apart"
 
 
 class ArgumentError(TableError):
@@ -102,7 +102,7 @@ class _Checker:
         value = self.values.get(dest)
         if value is None:
             return
-        from boardgen_pipeline.steps.pool import check_address
+        from boardgen_pipeline.settings import check_address
 
         problem = check_address(str(value))
         if problem:
@@ -194,7 +194,8 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         home = values.get("dagster_home") or os.environ.get("DAGSTER_HOME") or None
         c.violations.extend(check_prune({**values, "dagster_home": home}))
     elif command == "nightly":
-        c.violations = check_nightly(values)  # its --tables too, and the environment behind its defaults
+        # its --tables too, and the environment behind its defaults; --check-settings prints them itself
+        c.violations = [] if values.get("check_settings") else check_nightly(values)
     elif command == "ui":
         c.int_range("port", 1, 65535, "a TCP port")
         c.directory("dagster_home", must_exist=False)
@@ -277,106 +278,33 @@ def check_bench(values: Mapping[str, object], prog: str = "boardgen bench") -> l
     return out
 
 
-NIGHTLY_ENV = {
-    # nightly option -> the environment variable that is its default
-    "samples": "BOARDGEN_SAMPLES",
-    "master_seed": "BOARDGEN_MASTER_SEED",
-    "adventures": "BOARDGEN_NODE_MAP_ADVENTURES",
-    "workers": "BOARDGEN_WORKERS",
-    "dask": "BOARDGEN_DASK",
-    "keep_days": "BOARDGEN_KEEP_DAYS",
-    "keep_runs": "BOARDGEN_KEEP_RUNS",
-}
-PRUNE_ENV = {"keep_days": "BOARDGEN_KEEP_DAYS", "keep_runs": "BOARDGEN_KEEP_RUNS"}
-KEEP_DAYS_MAX = 36500  # a century: a typo of a year in days, not a policy
-CALIBRATE_ENV = {"workers": "BOARDGEN_WORKERS", "dask": "BOARDGEN_DASK"}
-TEXT_OPTIONS = frozenset({"dask"})  # options whose value is text, not an integer
-
-
-def _with_environment(c: _Checker, values: dict, environ: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
-    """Fill the options not given from the environment variables that stand for
-    them; an integer variable that is not one is a violation naming it.
-    Returns ``{option: variable}`` for the options the environment gave."""
-    source: dict[str, str] = {}
-    for dest, var in env.items():
-        if values.get(dest) is None and environ.get(var, "") != "":
-            text = environ[var]
-            if dest in TEXT_OPTIONS:
-                values[dest] = text
-                source[dest] = var
-                continue
-            try:
-                values[dest] = int(text)
-                source[dest] = var
-            except ValueError:
-                c.violations.append(Violation("environment", "-", f"${var}", text, RULE,
-                                              f"must be an integer (the default of {_option(dest)})"))
-    return source
-
-
-def _name_the_variables(c: _Checker, before: int, source: dict[str, str]) -> None:
-    # A bad value that came from the environment names the variable, not the option.
-    for i in range(before, len(c.violations)):
-        v = c.violations[i]
-        dest = v.field[2:].replace("-", "_")
-        if dest in source:
-            c.violations[i] = Violation("environment", "-", f"${source[dest]}", v.value, v.rule,
-                                        f"{v.message} (the default of {v.field})")
-
-
-def _checker(prog: str, values: Mapping[str, object], environ: Mapping[str, str] | None,
-             env: Mapping[str, str]) -> tuple[_Checker, dict[str, str], int]:
-    """A checker over ``values`` with the options not given taken from the
-    environment (``env``); the variables it used, and where its own checks begin."""
-    values = dict(values)
-    c = _Checker(prog, values)
-    source = _with_environment(c, values, os.environ if environ is None else environ, env)
-    c.values = values
-    return c, source, len(c.violations)
+def _given(values: Mapping[str, object], names) -> dict:
+    return {n: values.get(n) for n in names if values.get(n) is not None}
 
 
 def check_calibrate_environment(values: Mapping[str, object], environ: Mapping[str, str] | None = None
                                 ) -> list[Violation]:
     """``boardgen calibrate``'s ``--workers`` and ``--dask``, given or from
-    ``$BOARDGEN_WORKERS`` and ``$BOARDGEN_DASK``."""
-    c, source, before = _checker("boardgen calibrate", values, environ, CALIBRATE_ENV)
-    c.int_range("workers", 1, None, "local worker processes")
-    c.dask_address("dask")
-    _name_the_variables(c, before, source)
-    return c.violations
+    ``$BOARDGEN_WORKERS`` and ``$BOARDGEN_DASK`` (``settings``)."""
+    names = ("workers", "dask")
+    return settings.resolve(_given(values, names), environ, names, prog="boardgen calibrate")[1]
 
 
 def check_nightly(values: Mapping[str, object], environ: Mapping[str, str] | None = None) -> list[Violation]:
-    """``boardgen nightly`` arguments, and the environment variables
-    that stand for the options not given."""
-    c, env_source, before = _checker("boardgen nightly", values, environ, NIGHTLY_ENV)
-    c.directory("tables", must_exist=True)
-    c.directory("warehouse", must_exist=False)
-    c.directory("dagster_home", must_exist=False)
-    c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
-    c.seed("master_seed", "the master seed")
-    c.int_range("adventures", 1, None, "adventures simulated by the node-map draws")
-    c.int_range("workers", 1, None, "runs at once, each in a process of its own")
-    c.dask_address("dask")
-    _retention(c)
-    _name_the_variables(c, before, env_source)
-    return c.violations
-
-
-def _retention(c: _Checker) -> None:
-    c.int_range("keep_days", 1, KEEP_DAYS_MAX, "days of calibration runs the Dagster home keeps")
-    c.int_range("keep_runs", 1, None, "newest calibration runs the Dagster home keeps")
+    """``boardgen nightly``'s arguments, and the environment variables that
+    stand for the options not given (``settings.resolve``)."""
+    return settings.resolve(_given(values, settings.NIGHTLY), environ, settings.NIGHTLY, prog="boardgen nightly")[1]
 
 
 def check_prune(values: Mapping[str, object], environ: Mapping[str, str] | None = None) -> list[Violation]:
-    """``boardgen prune``: the Dagster home, and how many runs it keeps
-    (``--keep-runs``, else ``$BOARDGEN_KEEP_RUNS``, else the days of
-    ``$BOARDGEN_KEEP_DAYS``)."""
-    c, env_source, before = _checker("boardgen prune", values, environ, PRUNE_ENV)
+    """``boardgen prune``: the Dagster home (which must exist), and how many
+    runs it keeps (``--keep-runs``, else ``$BOARDGEN_KEEP_RUNS``, else the
+    days of ``$BOARDGEN_KEEP_DAYS``)."""
+    names = ("keep_days", "keep_runs")
+    out = settings.resolve(_given(values, names), environ, names, prog="boardgen prune")[1]
+    c = _Checker("boardgen prune", values)
     c.directory("dagster_home", must_exist=True)
-    _retention(c)
-    _name_the_variables(c, before, env_source)
-    return c.violations
+    return c.violations + out
 
 
 def add_nightly_options(p) -> None:
@@ -400,37 +328,6 @@ def add_nightly_options(p) -> None:
                                                    "$BOARDGEN_KEEP_DAYS, else 30)")
     p.add_argument("--keep-runs", type=int, help="keep the newest N calibration runs instead, >= 1 (default: "
                                                    "$BOARDGEN_KEEP_RUNS)")
-
-
-NIGHTLY_SETTINGS = {
-    # nightly option -> the environment variable that carries it to the runs' processes
-    "samples": "BOARDGEN_SAMPLES", "master_seed": "BOARDGEN_MASTER_SEED",
-    "adventures": "BOARDGEN_NODE_MAP_ADVENTURES", "workers": "BOARDGEN_WORKERS", "dask": "BOARDGEN_DASK",
-    "keep_days": "BOARDGEN_KEEP_DAYS", "keep_runs": "BOARDGEN_KEEP_RUNS",
-}
-
-
-def nightly_settings(args, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
-    """``(samples, master_seed)`` of a nightly: the option, else its variable,
-    else the default (what the runs' resources will read)."""
-    from boardgen_pipeline.board.rng import DEFAULT_SAMPLES
-
-    environ = os.environ if environ is None else environ
-    samples = args.samples if args.samples is not None else int(environ.get("BOARDGEN_SAMPLES") or DEFAULT_SAMPLES)
-    seed = args.master_seed if args.master_seed is not None else int(environ.get("BOARDGEN_MASTER_SEED") or 0)
-    return samples, seed
-
-
-def nightly_environment(args) -> dict[str, str]:
-    """The environment variables that carry the nightly's settings to every
-    process of its runs (each run's resources read them)."""
-    out = {}
-    if args.tables:  # as given: validation messages name it as `boardgen validate --tables` does
-        out["BOARDGEN_TABLES"] = args.tables
-    if args.warehouse:
-        out["BOARDGEN_WAREHOUSE"] = str(Path(args.warehouse).resolve())
-    for dest, var in NIGHTLY_SETTINGS.items():
-        value = getattr(args, dest, None)
-        if value is not None:
-            out[var] = str(value)
-    return out
+    p.add_argument("--check-settings", action="store_true",
+                   help="print every setting (the schedule's cron and time zone too), where it came from, and every "
+                        "value outside its domain; run nothing (exit 0, or 2)")

@@ -13,9 +13,10 @@ do each thing"): replace a file atomically, hold a lock, digest a file.
   warehouse records the file's digest there (digest first, so a crash
   between the two renames reads as "damaged", never as a file vouched for
   by nothing), the table editor validates the edited table there.
-- Temporary names (:func:`temp_name`, :func:`temp_pid`) carry the writer's
-  pid, so a later run can tell a dead writer's leftovers from a live one's
-  (``warehouse.publish.sweep_temp_files``).
+- Temporary names (:func:`temp_name`, :func:`temp_owner`) carry the writer's
+  host and pid, so a later run can tell a dead writer's leftovers on this
+  host from a live one's, and leaves another host's alone
+  (:func:`writer_gone`, ``warehouse.publish.sweep_temp_files``).
 - :func:`lock`: an exclusive lock for a ``with`` block (the ``filelock``
   library): on a lock file, or on a folder itself (no lock file is left in a
   folder a person keeps, e.g. the tables). It ends with the process that
@@ -36,22 +37,61 @@ from pathlib import Path
 TEMP_SUFFIX = ".tmp"
 
 
+def _host_tag() -> str:
+    """This host, as 8 hex digits (a host name may hold dots, which a temporary name uses to split)."""
+    import socket
+
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def temp_tag() -> str:
+    """``<host>_<pid>.<nonce>``: who writes a temporary file or folder."""
+    return f"{_host_tag()}_{os.getpid()}.{uuid.uuid4().hex}"
+
+
 def temp_name(path: Path | str) -> Path:
-    """A temporary sibling of ``path``: ``.<name>.<pid>.<nonce>.tmp`` (hidden,
-    and not ``*.parquet`` nor ``*.toml``: no glob of a dataset or a tables
-    folder ever sees it)."""
+    """A temporary sibling of ``path``: ``.<name>.<host>_<pid>.<nonce>.tmp``
+    (hidden, and not ``*.parquet`` nor ``*.toml``: no glob of a dataset or a
+    tables folder ever sees it)."""
     path = Path(path)
-    return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
+    return path.with_name(f".{path.name}.{temp_tag()}{TEMP_SUFFIX}")
 
 
-def temp_pid(path: Path | str) -> int | None:
-    """The pid :func:`temp_name` put in a temporary file's name, or None (a
-    name it did not make)."""
+def temp_owner(path: Path | str) -> tuple[str, int] | None:
+    """``(host tag, pid)`` that :func:`temp_name` put in a temporary file's
+    name, or None (a name it did not make)."""
     parts = Path(path).name.split(".")
     try:
-        return int(parts[-3])
+        host, _, pid = parts[-3].rpartition("_")
+        return (host, int(pid)) if host else None
     except (IndexError, ValueError):
         return None
+
+
+FOREIGN_TEMP_MAX_AGE = 86400.0  # another host's writer renames its file within seconds, never a day later
+
+
+def writer_gone(path: Path | str, max_age: float = FOREIGN_TEMP_MAX_AGE) -> bool:
+    """Whether the writer of a temporary file is certainly gone: this host's
+    process named in it is dead, or (another host's, or a name without an
+    owner) it is older than ``max_age``. A live writer's file, or a young
+    one another host's writer may still own, is never "gone"."""
+    owner = temp_owner(Path(str(path).removesuffix(".wal")))  # DuckDB's log beside a temporary database
+    try:
+        age = time.time() - Path(path).stat().st_mtime
+    except FileNotFoundError:
+        return False
+    if owner is None or owner[0] != _host_tag():
+        return age > max_age
+    if owner[1] == os.getpid():
+        return False
+    try:
+        os.kill(owner[1], 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def fsync_dir(folder: Path | str) -> None:

@@ -40,7 +40,7 @@ from boardgen_pipeline.calibration.fingerprints import NO_VARIANTS, overlay_fing
 from boardgen_pipeline.calibration.report import report_record, report_schema
 from boardgen_pipeline.calibration.seeds import SeedBatch, generate_batch
 from boardgen_pipeline.outcomes import CheckOutcome
-from boardgen_pipeline.steps import history, row_checks
+from boardgen_pipeline.steps import determinism, history, row_checks
 from boardgen_pipeline.variants import batch as overlay_batch
 from boardgen_pipeline.variants import outcomes as overlay_checks
 from boardgen_pipeline.variants.skew import ResourceWeights
@@ -105,6 +105,7 @@ class RowResult:
     written: dict[str, str] = field(default_factory=dict)  # dataset -> path, once published
     digests: dict[str, str] = field(default_factory=dict)  # dataset -> sha256 of what was written
     history: dict | None = None  # the report's version (steps.history), kept where the report is published
+    reproduction: determinism.Reproduction | None = None  # the boards against the stored ones, once published
 
     @property
     def partition_key(self) -> str:
@@ -291,7 +292,20 @@ def publish_result(root, result: RowResult) -> RowResult:
     """Write a row's files into the warehouse at ``root`` with the publishing
     rules (module docstring), in order, and let go of their bytes: the
     result keeps where each file went (``written``) and its digest. Runs
-    where the warehouse is (the caller's process), never on a worker."""
+    where the warehouse is (the caller's process), never on a worker.
+
+    First the new boards are held against the stored ones
+    (``steps.determinism``): boards that changed without a change of their
+    row publish nothing, and the drift is recorded instead."""
+    boards = result.file(BOARDS)
+    if boards is not None:
+        result.reproduction = determinism.compare(root, result.key, boards.data, boards.digest,
+                                                  result.figures[BOARDS]["batch_fingerprint"])
+        if result.reproduction.kind == determinism.DRIFT:
+            determinism.write_drift(root, result.key, result.reproduction)
+            result.files = []
+            return result
+        determinism.clear_drift(root, result.key)
     for f in result.files:
         if f.dataset == BOARDS:
             write = publish.publish_boards if result.published else publish.reject_boards

@@ -65,6 +65,7 @@ from boardgen_pipeline.nodemap import (
 from boardgen_pipeline.nodemap.model import BOARD_TYPES
 from boardgen_pipeline.nodemap.validate import template_depths
 from boardgen_pipeline.outcomes import SCOPES_SHOWN, CheckOutcome
+from boardgen_pipeline.settings import DEFAULT_ADVENTURES
 from boardgen_pipeline.warehouse import publish
 
 DATASET = "node_map_draws"
@@ -73,7 +74,6 @@ DATASET = "node_map_draws"
 FILE = "draws"
 
 
-DEFAULT_ADVENTURES = 2_000
 
 
 DETERMINISM_SAMPLE = 64  # adventures re-drawn by the determinism check

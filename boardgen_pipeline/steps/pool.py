@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardgen_pipeline.errors import ClusterError, ClusterLost
+from boardgen_pipeline.settings import check_address
 
 RETRIES = 2  # runs again of a row whose worker died; the row fails when it kills its worker once more
 CONNECT_TIMEOUT_SECONDS = 10
@@ -85,15 +86,6 @@ def cgroup_cpus(v2: str | None = None, v1: tuple[str, str] | None = None) -> int
     except (OSError, ValueError):
         return None
     return max(1, math.ceil(quota / period)) if quota > 0 and period > 0 else None
-
-
-def dask_address_from(environ) -> tuple[str, str]:
-    """``(address, variable)`` of the Dask scheduler the environment names
-    (``BOARDGEN_DASK``, or its older name ``BOARDGEN_DASK_SCHEDULER``), or ``("", "")``."""
-    for name in ("BOARDGEN_DASK", "BOARDGEN_DASK_SCHEDULER"):
-        if environ.get(name, ""):
-            return environ[name], name
-    return "", ""
 
 
 def build(rows: int, workers: int | None = None, dask: str = "", source: str = "BOARDGEN_DASK",
@@ -357,27 +349,6 @@ def _close(executor) -> None:
     threads joined."""
     executor.stop()
     executor.join()
-
-
-def check_address(address: str) -> str | None:
-    """Why ``address`` cannot name a Dask scheduler (None when it can):
-    ``tcp://host:port`` (or ``tls://``, ``inproc://``), or ``host:port``."""
-    text = address.strip()
-    if not text:
-        return "empty address"
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "tcp", text
-    if scheme not in ("tcp", "tls", "inproc", "ws", "wss"):
-        return f"unknown protocol {scheme!r} (tcp://host:port)"
-    if scheme == "inproc":
-        return None
-    host, colon, port = rest.rpartition(":")
-    if not colon or not host:
-        return "no port (tcp://host:port, e.g. tcp://127.0.0.1:8786)"
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        return f"port {port!r} is not a number in [1, 65535]"
-    return None
 
 
 def _refused(address: str) -> str | None:

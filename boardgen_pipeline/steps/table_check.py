@@ -147,17 +147,25 @@ def _named(order: list[str], failing: dict[str, list[str]]) -> str:
     return named + (f"; {more} more (metadata `failing`)" if more > 0 else "")
 
 
-def every_row_outcome(root, table, samples: int, master_seed: int = 0) -> CheckOutcome:
-    """The table-wide F4 verdict (issue 13: one failing row turns the report red
-    in the asset graph, whichever run evaluated it)."""
+DID_NOT_FINISH = "did not finish tonight"
+
+
+def every_row_outcome(root, table, samples: int, master_seed: int = 0, unfinished=()) -> CheckOutcome:
+    """The table-wide F4 verdict: one failing row turns the report red in the
+    asset graph, whichever run evaluated it. ``unfinished``: the rows whose
+    run failed tonight before recording them (named, whatever their files
+    hold from an earlier night)."""
     from boardgen_pipeline.calibration.fingerprints import row_key
     from boardgen_pipeline.calibration.fix import apply_command
 
     verdicts = row_verdicts(root, table, samples, master_seed)
+    for pk in unfinished:
+        if pk in verdicts:
+            verdicts[pk] = [DID_NOT_FINISH, *verdicts[pk]]
     failing = {pk: names for pk, names in verdicts.items() if names}
     order = sorted(failing, key=row_key)
     lines = "\n".join(f"- row {pk}: {', '.join(failing[pk])}" for pk in order)
-    fixable = [row_key(pk) for pk in order if failing[pk] != ["not calibrated"]]
+    fixable = [row_key(pk) for pk in order if not set(failing[pk]) <= {"not calibrated", DID_NOT_FINISH}]
     command = apply_command(fixable if len(fixable) <= OVERVIEW_ROWS else None, table.path, samples,
                             master_seed) if fixable else None
     outcome = CheckOutcome(
@@ -174,7 +182,7 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0) -> CheckO
                   **({"fix_command": command} if command else {})},
         pictures={"failing_rows": lines or "_every row passes_"},
     )
-    shown = [pk for pk in order if failing[pk] != ["not calibrated"]][:OVERVIEW_ROWS]
+    shown = [pk for pk in order if not set(failing[pk]) <= {"not calibrated", DID_NOT_FINISH}][:OVERVIEW_ROWS]
     if shown:
         # The description panel holds one row whole (issue 23): the first, its pictures fitted. The
         # entry failing_row_pictures (a dialog that scrolls) holds each shown row, pictures full size.

@@ -58,7 +58,10 @@ ROW_DATASETS = ("boards", "variant_overlays", "calibration_report", "row_checks"
 FLAT_DATASETS = ("node_map_draws", "calibration_strata")
 # One file per version of a row's report (``steps.history``), kept when the row leaves the table.
 HISTORY = "calibration_history"
-DATASETS = (*ROW_DATASETS, *FLAT_DATASETS, HISTORY)
+# A row whose boards changed without a change of the row (``steps.determinism``): one record, its first
+# differing board; kept until the row reproduces or its version changes.
+DRIFT = "row_drift"
+DATASETS = (*ROW_DATASETS, *FLAT_DATASETS, HISTORY, DRIFT)
 
 
 DB_NAME = "boardgen.duckdb"

@@ -2,8 +2,9 @@
 "clear errors"; issue 28 "a dagster.yaml whose PostgreSQL does not answer or
 refuses the login ... one sentence naming the setting and the cause").
 
-And the project's part of ``dagster.yaml``: the file a new home gets, and
-what is added, as text, to one a user wrote (:func:`migrate_yaml`).
+And the ``dagster.yaml`` boardgen writes into a new home of its own
+(:data:`DAGSTER_YAML`); a home whose file is anything else is the user's,
+never edited (:func:`is_own_yaml`).
 
 Plain text in, one sentence out: which setting of ``dagster.yaml`` names the
 storage (``storage: postgres``, a storage block of its own, or the SQLite
@@ -85,10 +86,9 @@ def instance_fault(home: Path, exc: BaseException) -> WarehouseError:
 
 
 RUN_MONITORING = """\
-# Orphaned runs (a killed process) are marked failed so the queue does not stay full
-# (issue 14): stuck STARTING after 180 s, or STARTED for more than 4 hours. The default
-# launcher cannot check a worker's health, so the nightly also fails runs whose process
-# is gone (assets/home.py fail_orphaned_runs).
+# Orphaned runs (a killed process) are marked failed by the daemon so the queue does not stay
+# full: stuck STARTING after 180 s, or STARTED for more than 4 hours. The default launcher cannot
+# check a worker's health; `boardgen nightly` fails the runs of its own processes that died.
 run_monitoring:
   enabled: true
   start_timeout_seconds: 180
@@ -99,18 +99,19 @@ run_monitoring:
   free_slots_after_run_end_seconds: 300
 """
 DAGSTER_YAML = """\
-# Written by assets/home.py (boardgen). Local instance: Dagster's own SQLite storage in this
-# folder. For a shared instance, put a storage block here (storage: postgres: ..., with
-# dagster-postgres); boardgen never changes a storage this file names (docs/pipeline.md).
-# Runs launched from the UI, the nightly schedule and the table-edit sensor are queued and
-# run two at a time (this machine has 2 cores); `make run` executes its runs in processes
-# of its own, one per core.
+# Written by boardgen: its own embedded home, which boardgen migrates when Dagster moves.
+# Local instance: Dagster's own SQLite storage in this folder. Edit this file (a PostgreSQL
+# storage, a run launcher: docs/operations.md) and the home is yours: boardgen never edits it
+# again, nor migrates it (`dagster instance migrate` is its operator's).
+# Runs launched by the daemon (the nightly schedule, its sensors, the table-edit sensor, the
+# UI) are queued and run two at a time; `boardgen nightly` executes its runs in processes of
+# its own, one per core.
 run_coordinator:
   module: dagster.core.run_coordinator
   class: QueuedRunCoordinator
   config:
     max_concurrent_runs: 2
-    # a queued run starts within a second, not five (issue 23: a table edit's verdict in seconds)
+    # a queued run starts within a second, not five (a table edit's verdict in seconds)
     dequeue_interval_seconds: 1
 telemetry:
   enabled: false
@@ -121,36 +122,3 @@ def is_own_yaml(text: str) -> bool:
     """Whether a home's ``dagster.yaml`` is the one boardgen writes, unedited
     (else it is the user's: kept by ``make clean``, never changed)."""
     return text == DAGSTER_YAML
-
-
-QUEUE_LINE = "    max_concurrent_runs: 2\n"
-DEQUEUE_LINE = "    dequeue_interval_seconds: 1\n"
-# What an older boardgen wrote: its own event log class, gone since issue 28. Its database is
-# Dagster's consolidated SQLite event log (the class it extended), which the block now names.
-OLD_EVENT_LOG = "  module: assets.storage\n  class: PooledSqliteEventLogStorage\n"
-STOCK_EVENT_LOG = ("  module: dagster._core.storage.event_log\n  class: ConsolidatedSqliteEventLogStorage\n"
-                   "  config:\n    base_dir: {base_dir}\n")
-
-
-def migrate_yaml(yaml_path: Path) -> bool:
-    """Add what the project needs to an existing ``dagster.yaml`` (edited as
-    text: the file's comments and every other setting stay): run monitoring
-    when it has none, the one-second dequeue for the queue this module wrote,
-    and Dagster's own class for the event log an older boardgen named. True
-    when changed."""
-    import yaml
-
-    text = yaml_path.read_text(encoding="utf-8")
-    config = yaml.safe_load(text) or {}
-    new = text
-    if "run_monitoring" not in config:
-        new = new.rstrip("\n") + "\n" + RUN_MONITORING
-    queue = (config.get("run_coordinator") or {}).get("config") or {}
-    if "dequeue_interval_seconds" not in queue and new.count(QUEUE_LINE) == 1:
-        new = new.replace(QUEUE_LINE, QUEUE_LINE + DEQUEUE_LINE)
-    if OLD_EVENT_LOG in new:
-        new = new.replace(OLD_EVENT_LOG, STOCK_EVENT_LOG.format(base_dir=yaml_path.parent / "history" / "events"))
-    if new == text:
-        return False
-    files.atomic_write(yaml_path, new)
-    return True

@@ -48,44 +48,19 @@ def rejected_root(root: Path | str) -> Path:
     return Path(root) / REJECTED
 
 
-TEMP_MAX_AGE_SECONDS = 600
-
-
-def _writer_gone(path: Path, max_age: float) -> bool:
-    """A temporary file whose writer is dead (the pid in its name is gone) or
-    that is older than ``max_age`` (a name without a pid, or a reused pid)."""
-    import time
-
-    pid = files.temp_pid(Path(str(path).removesuffix(".wal")))  # DuckDB's log beside a temp database
-    try:
-        age = time.time() - path.stat().st_mtime
-    except FileNotFoundError:
-        return False
-    if age > max_age:
-        return True
-    if pid is None or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def sweep_temp(root: Path | str, dataset: str, key: tuple[int, int], max_age: float = TEMP_MAX_AGE_SECONDS) -> list[Path]:
+def sweep_temp(root: Path | str, dataset: str, key: tuple[int, int]) -> list[Path]:
     """Delete temporary files a killed writer left in a partition folder (they
-    are invisible to readers: hidden names ending in ``.tmp``). Only those of
-    a dead writer or old ones: a younger one may belong to a writer at work."""
+    are invisible to readers: hidden names ending in ``.tmp``). Only those
+    whose writer is certainly gone (``files.writer_gone``): a file of a live
+    writer, or one another host's writer may still own, stays."""
     folder = datasets.partition_dir(Path(root), dataset, key)
-    old = [p for p in folder.glob(".*.tmp") if _writer_gone(p, max_age)] if folder.exists() else []
+    old = [p for p in folder.glob(".*.tmp") if files.writer_gone(p)] if folder.exists() else []
     for p in old:
         p.unlink(missing_ok=True)
     return old
 
 
-def sweep_temp_files(root: Path | str, max_age: float = TEMP_MAX_AGE_SECONDS) -> list[Path]:
+def sweep_temp_files(root: Path | str) -> list[Path]:
     """Sweep the whole warehouse (datasets, manifest, rejected batches, the
     views database's folder) of temporary files left by killed writers (issue
     14 "stray temp files are swept at the next run"); returns what was removed.
@@ -94,7 +69,7 @@ def sweep_temp_files(root: Path | str, max_age: float = TEMP_MAX_AGE_SECONDS) ->
     if not root.is_dir():
         return []
     gone = [p for pattern in (".*.tmp", ".*.tmp.wal", ".probe.*.tmp") for p in root.rglob(pattern)
-            if p.is_file() and _writer_gone(p, max_age)]
+            if p.is_file() and files.writer_gone(p)]
     for p in gone:
         with datasets.storage_faults(p):
             p.unlink(missing_ok=True)
@@ -214,7 +189,7 @@ def write_flat(root: Path | str, dataset: str, name: str, records: list[dict], s
     path = datasets.flat_path(Path(root), dataset, name)
     if path.parent.exists():
         for p in path.parent.glob(".*.tmp"):
-            if _writer_gone(p, TEMP_MAX_AGE_SECONDS):
+            if files.writer_gone(p):
                 p.unlink(missing_ok=True)
     return datasets.write_atomic(datasets.records_table(records, drop=(), schema=schema), path, root)
 
@@ -309,7 +284,7 @@ def prune(root: Path | str, keep: set[tuple[int, int]]) -> list[str]:
     """Remove every row partition (published or rejected) whose key is not in
     ``keep``; returns what was removed as ``dataset/(L,D)`` strings."""
     removed = []
-    places = [(Path(root), d) for d in ROW_DATASETS] + [(rejected_root(root), "boards")]
+    places = [(Path(root), d) for d in (*ROW_DATASETS, datasets.DRIFT)] + [(rejected_root(root), "boards")]
     for base, dataset in places:
         for key in sorted(keys_in(base, dataset) - set(keep)):
             datasets.remove_partition(base, dataset, key)

@@ -87,6 +87,7 @@ VIEW_SQL = {
         "select * from read_parquet({calibration_history}, hive_partitioning=true)"
     ),
     "row_checks": "select * from read_parquet({row_checks}, hive_partitioning=true)",
+    "row_drift": "select * from read_parquet({row_drift}, hive_partitioning=true)",
 }
 
 

@@ -1,0 +1,51 @@
+"""A process that executes runs of a night for ``boardgen nightly``:
+``python -m boardgen_dagster.lane`` (docs/pipeline.md "One nightly").
+
+It imports Dagster, the code location and the kernels once, then reads one
+run a line on its standard input (``{"job", "tags", "run_config"}``, JSON),
+executes it with ``dagster.execute_job`` (the engine creates the run and
+records its events in this process, as a launched run worker would), and
+writes one line on its standard output (``{"run_id", "success"}``), until
+its input ends. The nightly starts its lanes before it knows their runs, so
+these imports overlap its own set-up (the instance is opened with the first
+run, once the nightly has made the home); a lane waits on a read, never
+polls.
+Every run it executes carries this host and process (``night.here``), so
+the nightly, which holds the lane's handle, can tell its runs from others'.
+"""
+
+import json
+import sys
+
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}  # the event log has it all
+
+
+def main() -> int:
+    import dagster as dg
+
+    from boardgen_dagster import definitions
+    from boardgen_pipeline.steps import night
+    from boardgen_pipeline.steps.chain import warm_up
+
+    warm_up()  # the kernels from numba's cache, once for every run of the lane
+    instance = None  # opened on the first run: the nightly creates the home meanwhile
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            order = json.loads(line)
+            instance = instance or dg.DagsterInstance.get()
+            config = {**order["run_config"], **QUIET}
+            job = dg.reconstructable(definitions.JOB_DEFS[order["job"]])
+            # the result holds the run's events: dropped at once, so the lane's memory stays flat
+            result = dg.execute_job(job, instance, run_config=config, tags={**order["tags"], **night.here()})
+            print(json.dumps({"run_id": result.run_id, "success": result.success,
+                              "key": order["tags"].get(night.KEY_TAG)}), flush=True)
+    finally:
+        if instance is not None:
+            instance.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""One night of calibration, whatever starts it (SPEC 7 "nightly calibration
+runs: every parameter row sampled, the F4 assertions evaluated, results
+kept"; SPEC 9 "a nightly schedule runs the calibration"; docs/pipeline.md
+"One nightly").
+
+A night is one batch of runs, tagged with the night's id:
+
+1. ``prepare``: the tables observed and validated, the node-map draws;
+2. ``rows``: every row, in ranges of about equal cost (``steps.runs.plan``),
+   each run recording its own rows;
+3. ``table``: once every run of 1 and 2 has finished, whether it succeeded
+   or not, the table-wide checks and figures, which name the rows that did
+   not finish;
+4. ``retention``: once the table run has finished, the old runs forgotten.
+
+:func:`plan` gives 1 and 2; :func:`follow_up` says what starts next, from
+the night's runs as the engine keeps them. The schedule (under the daemon)
+and ``boardgen nightly`` (without one) call the same functions: the
+schedule asks for ``prepare``, and a run-status sensor asks
+:func:`follow_up` each time a run of the night ends (the rows once
+``prepare`` has, the table run once every row run has, ...);
+``boardgen nightly`` asks for the same ``prepare``, asks :func:`follow_up`
+at once (the rows), executes them in its own processes and asks again when
+they are done. Who asks is written on every run of the night
+(:data:`FOLLOW_TAG`), so a daemon never follows a night that a ``boardgen
+nightly`` process follows itself.
+
+Liveness (:func:`in_flight`): a run that has not finished is in flight
+unless it was executed on this host by a process that is gone. A run of
+another host, or launched by the daemon, is Dagster's to judge (its run
+monitoring) or the operator's: nothing here marks it failed.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from boardgen_pipeline.steps.runs import Range, process_alive
+from boardgen_pipeline.steps.runs import plan as plan_ranges
+
+PREPARE, ROWS, TABLE, RETENTION = "prepare", "rows", "table", "retention"
+STAGES = (PREPARE, ROWS, TABLE, RETENTION)
+
+NIGHT_TAG = "boardgen/night"  # the night's id: the Runs page filtered by it lists the night
+STAGE_TAG = "boardgen/stage"
+KEY_TAG = "boardgen/run"  # the run's key in its night: prepare, rows-000, table, retention
+TRIGGER_TAG = "boardgen/trigger"  # schedule, nightly (boardgen nightly), table_edit, ui
+FOLLOW_TAG = "boardgen/follow"  # who starts what follows the rows: "daemon" or "process"
+HOST_TAG, PID_TAG = "boardgen/host", "boardgen/pid"  # where the run is executed, when a boardgen process does it
+SCHEDULE, NIGHTLY = "schedule", "nightly"
+DAEMON, PROCESS = "daemon", "process"
+TRIGGERS = (SCHEDULE, NIGHTLY)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a night: its stage, its key in the night, and for a rows
+    run the range of partitions it records (registration order)."""
+
+    stage: str
+    key: str
+    first: str | None = None
+    last: str | None = None
+    rows: int = 0
+
+    def tags(self, night: str) -> dict[str, str]:
+        return {KEY_TAG: self.key, STAGE_TAG: self.stage, NIGHT_TAG: night}
+
+
+@dataclass(frozen=True)
+class NightRun:
+    """What :func:`follow_up` reads of one run of the night."""
+
+    key: str
+    stage: str
+    finished: bool
+    success: bool = False
+
+
+def new_night(when: datetime | None = None, trigger: str = NIGHTLY) -> str:
+    """A night's id: when it started (UTC), what started it, and a few random
+    characters, so two nights never share one (two ``boardgen nightly`` at
+    once on one instance are two nights)."""
+    when = (when or datetime.now(UTC)).astimezone(UTC)
+    return f"{when:%Y-%m-%dT%H%M%S}-{trigger}-{uuid.uuid4().hex[:6]}"
+
+
+def plan(order: list[str], costs: dict[str, float], slots: int, max_rows: int | None = None,
+         first_extra: float = 0.0) -> list[RunSpec]:
+    """The night's first runs: ``prepare``, then the rows in ranges
+    (``steps.runs.plan`` over the registered partitions ``order``), each
+    range one run; the ranges come lane by lane, so runs taken in order by
+    ``slots`` executors walk the table from both ends of its cost."""
+    kwargs = {"max_rows": max_rows} if max_rows else {}
+    lanes = plan_ranges(order, costs, slots, first_extra=first_extra, **kwargs)
+    ranges: list[Range] = [r for lane in lanes for r in lane]
+    return [RunSpec(PREPARE, PREPARE), *(RunSpec(ROWS, f"rows-{i:03d}", r.first, r.last, r.rows)
+                                         for i, r in enumerate(ranges))]
+
+
+def lanes_of(specs: list[RunSpec], slots: int) -> list[list[RunSpec]]:
+    """``specs`` dealt to ``slots`` executors in order, ``prepare`` first on
+    the first: each executor walks a contiguous stretch of the table."""
+    rows = [s for s in specs if s.stage == ROWS]
+    slots = max(1, min(slots, len(rows) or 1))
+    per = -(-len(rows) // slots) if rows else 0
+    lanes: list[list[RunSpec]] = [[] for _ in range(slots)]
+    for i, spec in enumerate(rows):
+        lanes[min(slots - 1, i // per)].append(spec)
+    lanes[0] = [s for s in specs if s.stage == PREPARE] + lanes[0]
+    return [lane for lane in lanes if lane]
+
+
+def follow_up(runs: list[NightRun], rows: list[RunSpec]) -> list[RunSpec]:
+    """What the night starts now, given its runs and its rows plan: the rows
+    runs when none has started (they need the tables validated and pinned,
+    which happened before ``prepare`` was asked for, not ``prepare``
+    itself); nothing while a prepare or rows run is unfinished; then the
+    table run; once it has finished, the retention run; then nothing (the
+    night is over)."""
+    by_stage: dict[str, list[NightRun]] = {s: [] for s in STAGES}
+    for r in runs:
+        by_stage.setdefault(r.stage, []).append(r)
+    if not by_stage[ROWS] and rows and not by_stage[TABLE]:
+        return list(rows)
+    if any(not r.finished for s in (PREPARE, ROWS) for r in by_stage[s]):
+        return []
+    if not by_stage[TABLE]:
+        return [RunSpec(TABLE, TABLE)]
+    if any(not r.finished for r in by_stage[TABLE]):
+        return []
+    if not by_stage[RETENTION]:
+        return [RunSpec(RETENTION, RETENTION)]
+    return []
+
+
+def over(runs: list[NightRun]) -> bool:
+    """Whether the night has run its retention to the end."""
+    return any(r.stage == RETENTION and r.finished for r in runs)
+
+
+def here() -> dict[str, str]:
+    """The tags of a run this process executes: this host and process."""
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+
+
+def executor_alive(tags: dict[str, str], started: float) -> bool:
+    """Whether the process that executes a run (its host and pid tags) may be
+    alive: True for another host, a run without the tags (launched by the
+    daemon: Dagster's run monitoring judges it), or a live process here."""
+    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
+        return True
+    return process_alive(int(tags[PID_TAG]), started)
+
+
+def unfinished_rows(order: list[str], ranges: list[tuple[str, str]], made: set[str]) -> list[str]:
+    """The rows of the night's failed or cancelled rows runs (``ranges``,
+    first and last partition in ``order``) that no run of the night recorded
+    (``made``): the rows that did not finish."""
+    index = {k: i for i, k in enumerate(order)}
+    out = []
+    for first, last in ranges:
+        if first not in index or last not in index:
+            continue
+        out.extend(k for k in order[index[first]:index[last] + 1] if k not in made)
+    return sorted(set(out), key=index.__getitem__)
