@@ -87,8 +87,8 @@ def boards_materialization(result: chain.RowResult) -> dg.AssetMaterialization:
     figures = dict(result.figures[BOARDS])
     outcomes = result.outcomes.get(BOARDS, ())
     metadata = {"F4": dg.MetadataValue.text(verdict_line(result))}
-    metadata.update({f"{o.assertion} ({o.name})": dg.MetadataValue.text("pass" if o.passed else "FAIL")
-                     for o in outcomes})
+    metadata.update({f"{o.assertion} ({o.name})": dg.MetadataValue.text(
+        "pass" if o.passed else ("FAIL" if o.severity == "error" else "warning")) for o in outcomes})
     metadata.update({k: dg.MetadataValue.float(float(figures[k])) for k in PLOTTED if figures.get(k) is not None})
     metadata["figures"] = dg.MetadataValue.json(figures)
     metadata["path"] = dg.MetadataValue.path(result.written[BOARDS])

@@ -75,8 +75,9 @@ def seen(instance, night_id: str) -> list[night.NightRun]:
     out = []
     for record in instance.get_run_records(dg.RunsFilter(tags={night.NIGHT_TAG: night_id})):
         run = record.dagster_run
+        of = run.tags.get(night.OF_TAG, "0")
         out.append(night.NightRun(run.tags.get(night.KEY_TAG, ""), run.tags.get(night.STAGE_TAG, ""),
-                                  run.is_finished, run.is_success))
+                                  run.is_finished, run.is_success, int(of) if of.isdigit() else 0))
     return out
 
 

@@ -1,6 +1,8 @@
-"""Issue 14, the Dagster instance: a run whose process was killed with
-SIGKILL is failed (so the queue does not stay full) while a live one is left
-alone; an old dagster.yaml gets run monitoring; migration follows the
+"""The Dagster instance's faults (docs/operations.md "The Dagster
+instance"): the nightly leaves alone a run it did not launch, even one whose
+process was killed; a user's dagster.yaml is never edited and a user's
+instance is never migrated (an out-of-date schema is one sentence naming
+`dagster instance migrate`); boardgen's own home is migrated following the
 storage's alembic revision; a truncated runs.db ends in one sentence."""
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -63,76 +66,73 @@ def wait_for(path, proc, seconds=240):
         time.sleep(0.2)
 
 
-def test_runs_of_a_killed_process_are_failed_and_live_ones_kept(tmp_path):
+def test_a_started_run_of_another_job_whose_process_was_killed_survives_the_nightly(tmp_path):
+    """A run the nightly did not launch is another process's (perhaps on
+    another host sharing the instance): even with its process gone, the
+    nightly leaves it STARTED (for Dagster's run monitoring or the
+    operator), and is not blocked by it."""
+    from tests.nightly_support import nightly
+    from tests.test_pipeline_support import copy_fixture
+
     dh = home.ensure_dagster_home(tmp_path / "dh")
     env = {**os.environ, "DAGSTER_HOME": str(dh), "PYTHONPATH": str(REPO)}
     dead = start_runner("die", tmp_path / "dead.ready", env)
-    live = start_runner("hang", tmp_path / "live.ready", env)
-    try:
-        wait_for(tmp_path / "dead.ready", dead)
-        wait_for(tmp_path / "live.ready", live)
-        assert dead.wait(timeout=60) == -signal.SIGKILL
-        with dg.DagsterInstance.from_config(str(dh)) as instance:
-            started = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
-            assert len(started) == 2  # what blocked the queue: the killed run stays STARTED
-            pids = {r.run_id: home.run_process(instance, r.run_id)[0] for r in started}
-            assert set(pids.values()) == {dead.pid, live.pid}
-            failed = home.fail_orphaned_runs(instance, tags={"boardgen/kind": "fault-test"})
-            assert [pids[r] for r in failed] == [dead.pid]
-            assert instance.get_run_by_id(failed[0]).status == dg.DagsterRunStatus.FAILURE
-            live_id = next(r for r, pid in pids.items() if pid == live.pid)
-            assert instance.get_run_by_id(live_id).status == dg.DagsterRunStatus.STARTED
-            assert home.fail_orphaned_runs(instance, tags={"other": "tag"}) == []
-    finally:
-        live.kill()
-        live.wait()
+    wait_for(tmp_path / "dead.ready", dead)
+    assert dead.wait(timeout=60) == -signal.SIGKILL
+    with dg.DagsterInstance.from_config(str(dh)) as instance:
+        (orphan,) = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
+    rc, out, err = nightly(copy_fixture("small", tmp_path), tmp_path / "warehouse", dh, samples="8")
+    assert rc == 0, out + err
+    with dg.DagsterInstance.from_config(str(dh)) as instance:
+        assert instance.get_run_by_id(orphan.run_id).status == dg.DagsterRunStatus.STARTED
 
 
-def test_an_old_dagster_yaml_gets_run_monitoring_and_keeps_its_settings(tmp_path):
+def test_a_users_dagster_yaml_is_never_edited(tmp_path):
     dh = tmp_path / "dh"
     dh.mkdir()
-    old = yaml_parts.DAGSTER_YAML.replace(yaml_parts.RUN_MONITORING, "")
-    (dh / "dagster.yaml").write_text(old)
+    mine = "# my instance\ntelemetry:\n  enabled: false\n"
+    (dh / "dagster.yaml").write_text(mine)
     home.ensure_dagster_home(dh)
-    text = (dh / "dagster.yaml").read_text()
-    assert text.startswith(old) and "run_monitoring:" in text
-    with dg.DagsterInstance.from_config(str(dh)) as instance:
-        assert instance.run_monitoring_enabled and instance.run_monitoring_max_resume_run_attempts == 0
-    assert yaml_parts.migrate_yaml(dh / "dagster.yaml") is False  # once only
+    assert (dh / "dagster.yaml").read_text() == mine
+    assert not yaml_parts.is_own_yaml(mine) and yaml_parts.is_own_yaml(yaml_parts.DAGSTER_YAML)
 
 
-def test_an_old_queue_gets_the_one_second_dequeue_and_a_users_own_is_kept(tmp_path):
-    """Issue 23: queued runs (the sensor's) start within a second; a home
-    written before keeps its comments, and an interval the user set stays."""
-    dh = tmp_path / "dh"
-    dh.mkdir()
-    old = "".join(line for line in yaml_parts.DAGSTER_YAML.splitlines(keepends=True)
-                  if "dequeue" not in line)
-    (dh / "dagster.yaml").write_text(old)
-    home.ensure_dagster_home(dh)
-    text = (dh / "dagster.yaml").read_text()
-    assert text == old.replace(yaml_parts.QUEUE_LINE, yaml_parts.QUEUE_LINE + yaml_parts.DEQUEUE_LINE)
-    with dg.DagsterInstance.from_config(str(dh)) as instance:
-        assert instance.run_coordinator.dequeue_interval_seconds == 1
-    assert yaml_parts.migrate_yaml(dh / "dagster.yaml") is False  # once only
-    own = old.replace(yaml_parts.QUEUE_LINE, yaml_parts.QUEUE_LINE + "    dequeue_interval_seconds: 7\n")
-    (dh / "dagster.yaml").write_text(own)
-    assert yaml_parts.migrate_yaml(dh / "dagster.yaml") is False and (dh / "dagster.yaml").read_text() == own
-
-
-def test_migration_follows_the_storage_revision_not_a_stamp_file(tmp_path):
+def _downgrade_runs_db(dh):
+    """Set the runs storage one alembic revision back, as an older Dagster left it."""
     from alembic.script import ScriptDirectory
     from dagster._core.storage.runs.sqlite import sqlite_run_storage
     from dagster._core.storage.sql import get_alembic_config
 
-    dh = home.ensure_dagster_home(tmp_path / "dh")
-    (dh / f".boardgen-migrated-{dg.__version__}").touch()  # the old stamp says "done": it must not matter
     with dg.DagsterInstance.from_config(str(dh)) as instance:
         db_rev, head = instance.run_storage.alembic_version()
     assert db_rev == head
     previous = ScriptDirectory.from_config(get_alembic_config(sqlite_run_storage.__file__)).get_revision(head).down_revision
     with sqlite3.connect(dh / "history" / "runs.db") as con:
         con.execute("update alembic_version set version_num = ?", (previous,))
+    return previous, head
+
+
+def test_a_users_instance_behind_dagster_is_one_sentence_naming_migrate_and_is_not_migrated(tmp_path):
+    dh = tmp_path / "dh"
+    dh.mkdir()
+    (dh / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    home.ensure_dagster_home(dh)
+    previous, head = _downgrade_runs_db(dh)
+    with pytest.raises(WarehouseError) as err:
+        home.ensure_dagster_home(dh)
+    assert "dagster instance migrate" in str(err.value) and str(dh / "dagster.yaml") in str(err.value)
+    with dg.DagsterInstance.from_config(str(dh)) as instance:
+        assert home.storages_behind(instance) == {"runs": (previous, head)}  # left as the operator found it
+    p = subprocess.run([str(Path(sys.executable).with_name("boardgen")), "prune", "--dagster-home", str(dh)],
+                       capture_output=True, text=True, timeout=240)
+    assert p.returncode == Exit.STORAGE and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "dagster instance migrate" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_boardgens_own_home_is_migrated_following_the_storage_revision(tmp_path):
+    dh = home.ensure_dagster_home(tmp_path / "dh")
+    (dh / f".boardgen-migrated-{dg.__version__}").touch()  # an old stamp saying "done" must not matter
+    previous, head = _downgrade_runs_db(dh)
     with dg.DagsterInstance.from_config(str(dh)) as instance:
         assert home.storages_behind(instance) == {"runs": (previous, head)}
     home.ensure_dagster_home(dh)
@@ -152,19 +152,3 @@ def test_a_truncated_runs_db_ends_in_one_sentence(tmp_path):
                        env={**os.environ, "DAGSTER_HOME": str(dh), "PYTHONPATH": str(REPO)}, timeout=240)
     assert p.returncode == Exit.STORAGE and "Traceback" not in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and str(runs_db) in p.stderr and "corrupt" in p.stderr
-
-
-def test_a_home_an_older_boardgen_made_keeps_its_events_under_dagsters_own_class(tmp_path):
-    """Issue 28: the pooled event log class is gone; the database it wrote is
-    Dagster's consolidated SQLite log, which the migrated yaml names."""
-    dh = tmp_path / "dh"
-    dh.mkdir()
-    old = yaml_parts.DAGSTER_YAML + yaml_parts.OLD_EVENT_LOG.join(("event_log_storage:\n", ""))
-    (dh / "dagster.yaml").write_text(old)
-    assert yaml_parts.migrate_yaml(dh / "dagster.yaml") is True
-    text = (dh / "dagster.yaml").read_text()
-    assert "assets.storage" not in text and "class: ConsolidatedSqliteEventLogStorage" in text
-    assert f"base_dir: {dh / 'history' / 'events'}" in text
-    home.ensure_dagster_home(dh)
-    with dg.DagsterInstance.from_config(str(dh)) as instance:
-        assert type(instance.event_log_storage).__name__ == "ConsolidatedSqliteEventLogStorage"

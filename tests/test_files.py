@@ -7,7 +7,10 @@ table's folder itself; temporary names carry the writer's pid."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import filelock
@@ -78,10 +81,33 @@ def test_the_views_database_is_replaced_with_its_folder_synced(tmp_path, synced)
     assert not [p for p in tmp_path.iterdir() if p.name.endswith((files.TEMP_SUFFIX, ".wal"))]
 
 
-def test_a_temporary_name_carries_the_writers_pid(tmp_path):
+def test_a_temporary_name_carries_the_writers_host_and_pid(tmp_path):
     temp = files.temp_name(tmp_path / "part.parquet")
     assert temp.parent == tmp_path and temp.name.startswith(".part.parquet.") and temp.name.endswith(".tmp")
-    assert files.temp_pid(temp) == os.getpid() and files.temp_pid(tmp_path / "part.parquet") is None
+    assert files.temp_owner(temp) == (files._host_tag(), os.getpid())
+    assert files.temp_owner(tmp_path / "part.parquet") is None
+
+
+def test_the_sweep_leaves_what_another_live_writer_may_own(tmp_path):
+    """A temporary file of a dead writer of this host goes; this process's,
+    a live process's and another host's (young) stay; another host's older
+    than a day goes."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = files._host_tag()
+    made = {
+        "mine": files.temp_name(tmp_path / "a.parquet"),
+        "dead": tmp_path / f".b.parquet.{host}_{dead.pid}.x.tmp",
+        "live": tmp_path / f".c.parquet.{host}_1.x.tmp",  # pid 1 is alive
+        "other_host": tmp_path / f".d.parquet.ffffffff_{dead.pid}.x.tmp",
+        "other_host_old": tmp_path / f".e.parquet.ffffffff_{dead.pid}.x.tmp",
+    }
+    for path in made.values():
+        path.write_bytes(b"x")
+    old = time.time() - files.FOREIGN_TEMP_MAX_AGE - 60
+    os.utime(made["other_host_old"], (old, old))
+    gone = {name for name, path in made.items() if files.writer_gone(path)}
+    assert gone == {"dead", "other_host_old"}
 
 
 def test_a_lock_file_serialises_two_holders(tmp_path):

@@ -66,7 +66,7 @@ def test_every_row_gets_a_partition_and_one_run_records_them_all(small):
     # a rows run evaluates no check: the table run does, once each, over every row
     assert checks_of(small["rows"]) == {}
     assert set(checks_of(small["table_run"])) == {*assertions.CHECKS, *overlay_row.CHECKS, CHECK_EVERY_ROW,
-                                                  "strata_cover_every_template"}
+                                                  "strata_cover_every_template", "boards_deterministic"}
 
 
 def test_a_rows_run_records_about_two_events_a_row(small, tmp_path):
@@ -94,7 +94,13 @@ def test_the_boards_materialization_carries_the_rows_figures_and_verdicts(small)
         for q in ("p10", "p50", "p90"):
             assert m[q] == pytest.approx(want[q])
             assert isinstance(e.materialization.metadata[q], dg.FloatMetadataValue)  # plotted by partition
-        assert set(m["checks"]) == set(assertions.CHECKS) and m["published"] is True
+        # the row's verdict leads its partition page: one line, then each assertion, as text
+        entries = list(e.materialization.metadata)
+        assert entries[0] == "F4" and m["F4"] in ("pass", "pass (warning: E)")
+        shown = entries[1:1 + len(assertions.CHECKS)]
+        assert [k.split("(")[1].rstrip(")") for k in shown] == list(assertions.CHECKS)
+        assert all(m[k] == ("warning" if k.startswith("E ") and m["F4"] != "pass" else "pass") for k in shown)
+        assert m["published"] is True
         assert m["batch_fingerprint"] == fingerprints.batch_fingerprint(table.row_fingerprint(key), N, 0)
         assert e.materialization.tags["dagster/code_version"] == "metric_v2"
         # what a perfect player risks on the row (issue 30): plotted, and check F's pictures on its page
@@ -234,6 +240,11 @@ def test_a_row_that_cannot_meet_its_target_fails_a_naming_that_row_only(tmp_path
     assert all(bad[c]["passed"] for c in assertions.CHECKS if c != assertions.CHECK_A)
     assert rows.success and boards_partitions(rows) == {"1-0", "1-1"}
     assert datasets.partition_path(root, "calibration_report", (1, 1)).exists()
+    # the failing row is red where a designer looks: its partition page leads with the verdict, as text
+    page = {e.partition: e.materialization.metadata for e in rows.get_asset_materialization_events()
+            if e.asset_key == dg.AssetKey("boards")}
+    assert list(page["1-1"])[0] == "F4" and page["1-1"]["F4"].value == f"FAIL: A: {a['description']}"
+    assert page["1-1"]["A (a_no_board_below_target)"].value == "FAIL" and page["1-0"]["F4"].value == "pass"
     assert not checks_of(table_run)[CHECK_EVERY_ROW].passed
 
 

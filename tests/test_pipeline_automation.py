@@ -1,7 +1,8 @@
-"""When the calibration runs (issue 3 "Tests"): the table-edit sensor
-regenerates exactly the edited rows (others' Parquet bytes and mtimes
-untouched), adds and removes partitions with rows; the nightly schedule asks
-for every row at 02:00; the loaded definitions are what they should be."""
+"""When the calibration runs (SPEC 9): the table-edit sensor regenerates
+exactly the edited rows (others' Parquet bytes and mtimes untouched), adds
+and removes partitions with rows; a scheduled night goes prepare, rows,
+table checks, retention, each asked for once; the loaded definitions are
+what they should be."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import re
 import dagster as dg
 
 from boardgen_dagster.automation import NIGHTLY_CRON, nightly_calibration, table_edit_sensor
-from boardgen_dagster.names import ROW_ASSETS, ROWS_JOB, STRATA, TABLES
+from boardgen_dagster.names import PREPARE_JOB, RETENTION_JOB, ROW_ASSETS, ROWS_JOB, STRATA, TABLE_JOB, TABLES
 from boardgen_pipeline.calibration import assertions, fingerprints
-from boardgen_pipeline.steps import currency, draw_node_maps, stratify
+from boardgen_pipeline.steps import currency, determinism, draw_node_maps, night, stratify
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 from boardgen_pipeline.variants import outcomes as overlay_row
 from boardgen_pipeline.warehouse import datasets
@@ -31,7 +32,8 @@ from .test_pipeline_support import (
 )
 
 ROW_SELECTION = [dg.AssetKey(a) for a in (*TABLES, *ROW_ASSETS, STRATA)]
-TABLE_CHECKS = {f"{a}:{c}" for a, names in (("boards", assertions.CHECKS), ("variant_overlays", overlay_row.CHECKS),
+TABLE_CHECKS = {f"{a}:{c}" for a, names in (("boards", (*assertions.CHECKS, determinism.CHECK)),
+                                             ("variant_overlays", overlay_row.CHECKS),
                                              ("calibration_report", (CHECK_EVERY_ROW,)),
                                              ("calibration_strata", (stratify.CHECK_COMPLETE,))) for c in names}
 
@@ -178,35 +180,75 @@ def test_an_invalid_table_is_reported_once_by_the_sensor(tmp_path):
         assert requests == [] and "table violations" in result.skip_reason.skip_message
 
 
-def test_the_nightly_schedule_asks_for_every_row_at_two(tmp_path):
+def follow_up(instance, defs, run):
+    """What the daemon's run-status sensor asks for when ``run`` ends."""
+    from boardgen_dagster.automation import night_follow_up
+
+    sensor = next(s for s in night_follow_up if s.name.endswith(run.status.value.lower()))
+    event = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.RUN_SUCCESS
+                                         if run.is_success else dg.DagsterEventType.RUN_FAILURE).records[0]
+    with dg.build_run_status_sensor_context(sensor_name=sensor.name, dagster_instance=instance, dagster_run=run,
+                                            dagster_event=event.event_log_entry.dagster_event,
+                                            repository_def=defs.get_repository_def()) as context:
+        result = sensor(context)
+    return [] if isinstance(result, dg.SkipReason) else list(result)
+
+
+def test_a_scheduled_night_runs_prepare_then_its_rows_then_the_checks_then_retention(tmp_path, monkeypatch):
+    """The schedule asks for the night's prepare run over the pinned tables;
+    each time a run of the night ends, the follow-up sensor asks for what
+    comes next, once: the rows (three rows: one range), the table run once
+    every row run has ended, retention; then nothing. A tick while the night
+    runs is skipped with its reason."""
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
-    settings = settings_for(tables, root)
+    for name, value in (("BOARDGEN_TABLES", tables), ("BOARDGEN_WAREHOUSE", root), ("BOARDGEN_SAMPLES", "8")):
+        monkeypatch.setenv(name, str(value))
     defs = defs_for(tables, root)
     assert nightly_calibration.cron_schedule == NIGHTLY_CRON == "0 2 * * *"
+    when = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)
     with dg.instance_for_test() as instance:
-        when = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)
         # a context manager: the context opens its own instance from the ref, which must close
         # before the test's instance does (else its state storage outlives it)
         with dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
-                                       resources={"settings": settings},
                                        repository_def=defs.get_repository_def()) as context:
-            data = nightly_calibration.evaluate_tick(context)
-        # the rows in ranges of about equal cost (three rows: one run), the rows job: the table's checks and
-        # figures follow, asked for by the sensor once no row is in flight
-        (request,) = data.run_requests
-        assert request.run_key == "nightly-2026-12-01-0"
-        assert request_rows(request, ["1-0", "1-1", "2-0"]) == ["1-0", "1-1", "2-0"]
-        assert request.job_name in (None, ROWS_JOB) and request.asset_selection is None
-        assert request.tags["boardgen/trigger"] == "nightly"
-        # rows new to the instance are registered so that their runs resolve
+            (prepare,) = nightly_calibration.evaluate_tick(context).run_requests
+        tonight = prepare.tags[night.NIGHT_TAG]
+        assert tonight.startswith("2026-12-01T020000-schedule-") and prepare.run_key == f"{tonight}:prepare"
+        assert prepare.tags[night.FOLLOW_TAG] == night.DAEMON and prepare.tags[night.STAGE_TAG] == night.PREPARE
+        pinned = prepare.run_config["resources"]["settings"]["config"]["tables_dir"]
+        assert pinned == str(root / "_tables" / fingerprints.tables_digest(tables)[0])
+        assert fingerprints.tables_digest(pinned) == fingerprints.tables_digest(tables)
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0"]
+        done = run_request(defs, instance, prepare, job=PREPARE_JOB)
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
+                                       repository_def=defs.get_repository_def()) as context:
+            fresh = instance.create_run_for_job(defs.resolve_job_def(PREPARE_JOB), tags=prepare.tags)
+            skipped = nightly_calibration.evaluate_tick(context)
+            instance.delete_run(fresh.run_id)
+        assert skipped.skip_message.startswith(f"night {tonight} is still running")
+        # one request at a time, as the runs end: what each end asks for
+        asked, queue = [], follow_up(instance, defs, instance.get_run_by_id(done.run_id))
+        asked.append([r.run_key for r in queue])
+        while queue:
+            done = run_request(defs, instance, queue.pop(0))
+            assert done.success
+            more = follow_up(instance, defs, instance.get_run_by_id(done.run_id))
+            asked.append([r.run_key for r in more])
+            queue += more
+        # two executors by default (the queue's concurrency): the three rows in two ranges; the table run
+        # only once both ended; retention after it; asked for once each
+        assert asked == [[f"{tonight}:rows-000", f"{tonight}:rows-001"], [], [f"{tonight}:table"],
+                         [f"{tonight}:retention"], []]
+        runs = instance.get_runs(filters=dg.RunsFilter(tags={night.NIGHT_TAG: tonight}))
+        assert sorted(r.tags[night.STAGE_TAG] for r in runs) == ["prepare", "retention", "rows", "rows", "table"]
 
     bad_tables = copy_fixture("bad", tmp_path / "bad")
+    monkeypatch.setenv("BOARDGEN_TABLES", str(bad_tables))
     with dg.instance_for_test() as instance:
-        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
-                                       resources={"settings": settings_for(bad_tables, root)}) as context:
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when) as context:
             request = nightly_calibration(context)
         assert request.partition_key is None and list(request.asset_selection) == [dg.AssetKey(a) for a in TABLES]
+        assert request.tags[night.FOLLOW_TAG] == "none"
 
 
 SNAPSHOT = {
@@ -222,20 +264,22 @@ SNAPSHOT = {
         "node_map_draws": ["validated_rows"],
         "calibration_strata": ["calibration_report", "node_map_draws"],
     },
-    "checks": sorted([f"boards:{c}" for c in assertions.CHECKS]
+    "checks": sorted([f"boards:{c}" for c in (*assertions.CHECKS, determinism.CHECK)]
                      + [f"variant_overlays:{c}" for c in overlay_row.CHECKS]
                      + [f"node_map_draws:{c}" for c in draw_node_maps.CHECKS]
                      + [f"calibration_strata:{stratify.CHECK_COMPLETE}"]
                      + [f"calibration_report:{CHECK_EVERY_ROW}"]),
     "blocking": [],
-    "jobs": ["calibration_job", "calibration_prepare", "calibration_rows", "calibration_table"],
+    "jobs": ["calibration_job", "calibration_prepare", "calibration_retention", "calibration_rows", "calibration_table"],
     "job_assets": {"calibration_job": ["boards", "calibration_report", "calibration_strata", "node_map_draws",
                                        "seed_batches", "table_files", "validated_rows", "variant_overlays"],
                    "calibration_prepare": ["node_map_draws", "table_files", "validated_rows"],
+                   "calibration_retention": [],
                    "calibration_rows": ["boards", "calibration_report", "seed_batches", "variant_overlays"],
                    "calibration_table": ["calibration_strata"]},
     "schedules": {"nightly_calibration": "0 2 * * *"},
-    "sensors": ["table_edit_sensor"],
+    "sensors": ["night_follow_up_on_canceled", "night_follow_up_on_failure", "night_follow_up_on_success",
+                "table_edit_sensor"],
 }
 
 
@@ -268,7 +312,7 @@ def test_definitions_snapshot():
     for c in checks:  # table-wide checks (issue 28): one result for the whole table, a handful of events a run
         assert graph.get_check_spec(c).partitions_def is None
     # a backfill from the UI: one run per range of rows, each recording its own (issue 28)
-    from boardgen_dagster.partitions import ROWS_PER_RUN
+    from boardgen_dagster.calibration import ROWS_PER_RUN
 
     assert graph.get(dg.AssetKey("boards")).backfill_policy == dg.BackfillPolicy.multi_run(ROWS_PER_RUN)
     assert graph.get(dg.AssetKey("boards")).partitions_def.name == "board_gen_rows"
@@ -287,7 +331,7 @@ def test_rejected_rows_count_as_stored_so_the_sensor_does_not_loop(tmp_path):
     with dg.instance_for_test() as instance:
         materialize_graph(defs, instance)
         assert (root / REJECTED).exists()
-        now = fingerprints.fingerprints_now(settings.load_table(), settings.samples, 0)
+        now = fingerprints.fingerprints_now(settings.load_catalog().board_gen, settings.samples, 0)
         assert currency.fingerprints_stored(root, now) == now
         _, requests, _ = tick(instance, defs, settings)
         assert requests == []

@@ -94,13 +94,14 @@ def materialize_graph(defs, instance) -> tuple:
     return prepare, rows, run_table(defs, instance)
 
 
-def run_request(defs, instance, request: dg.RunRequest):
+def run_request(defs, instance, request: dg.RunRequest, job: str | None = None):
     """Execute what a sensor or schedule asked for, as the daemon would launch
-    it: its job, assets, checks, partition or range tags."""
-    job = request.job_name or CALIBRATION_JOB
+    it: its job (``job`` for a schedule's or sensor's default), assets,
+    checks, partition or range tags, run config."""
+    job = request.job_name or job or CALIBRATION_JOB
     return execute(defs, instance, job, asset_selection=request.asset_selection,
                    check_selection=request.asset_check_keys, partition_key=request.partition_key,
-                   tags=dict(request.tags))
+                   tags=dict(request.tags), run_config=request.run_config or None)
 
 
 def request_rows(request: dg.RunRequest, order: list[str]) -> list[str]:

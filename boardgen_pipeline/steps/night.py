@@ -48,6 +48,7 @@ STAGES = (PREPARE, ROWS, TABLE, RETENTION)
 NIGHT_TAG = "boardgen/night"  # the night's id: the Runs page filtered by it lists the night
 STAGE_TAG = "boardgen/stage"
 KEY_TAG = "boardgen/run"  # the run's key in its night: prepare, rows-000, table, retention
+OF_TAG = "boardgen/of"  # on a rows run: how many rows runs the night has
 TRIGGER_TAG = "boardgen/trigger"  # schedule, nightly (boardgen nightly), table_edit, ui
 FOLLOW_TAG = "boardgen/follow"  # who starts what follows the rows: "daemon" or "process"
 HOST_TAG, PID_TAG = "boardgen/host", "boardgen/pid"  # where the run is executed, when a boardgen process does it
@@ -66,9 +67,11 @@ class RunSpec:
     first: str | None = None
     last: str | None = None
     rows: int = 0
+    of: int = 0  # a rows run: how many rows runs the night has
 
     def tags(self, night: str) -> dict[str, str]:
-        return {KEY_TAG: self.key, STAGE_TAG: self.stage, NIGHT_TAG: night}
+        tags = {KEY_TAG: self.key, STAGE_TAG: self.stage, NIGHT_TAG: night}
+        return {**tags, OF_TAG: str(self.of)} if self.stage == ROWS else tags
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class NightRun:
     stage: str
     finished: bool
     success: bool = False
+    of: int = 0  # a rows run: how many rows runs the night has (its tag)
 
 
 def new_night(when: datetime | None = None, trigger: str = NIGHTLY) -> str:
@@ -98,7 +102,7 @@ def plan(order: list[str], costs: dict[str, float], slots: int, max_rows: int | 
     kwargs = {"max_rows": max_rows} if max_rows else {}
     lanes = plan_ranges(order, costs, slots, first_extra=first_extra, **kwargs)
     ranges: list[Range] = [r for lane in lanes for r in lane]
-    return [RunSpec(PREPARE, PREPARE), *(RunSpec(ROWS, f"rows-{i:03d}", r.first, r.last, r.rows)
+    return [RunSpec(PREPARE, PREPARE), *(RunSpec(ROWS, f"rows-{i:03d}", r.first, r.last, r.rows, len(ranges))
                                          for i, r in enumerate(ranges))]
 
 
@@ -119,9 +123,10 @@ def follow_up(runs: list[NightRun], rows: list[RunSpec]) -> list[RunSpec]:
     """What the night starts now, given its runs and its rows plan: the rows
     runs when none has started (they need the tables validated and pinned,
     which happened before ``prepare`` was asked for, not ``prepare``
-    itself); nothing while a prepare or rows run is unfinished; then the
-    table run; once it has finished, the retention run; then nothing (the
-    night is over)."""
+    itself); nothing while a prepare or rows run is unfinished, or while one
+    of the night's rows runs (their tag says how many) is yet to be created;
+    then the table run; once it has finished, the retention run; then
+    nothing (the night is over)."""
     by_stage: dict[str, list[NightRun]] = {s: [] for s in STAGES}
     for r in runs:
         by_stage.setdefault(r.stage, []).append(r)
@@ -129,6 +134,8 @@ def follow_up(runs: list[NightRun], rows: list[RunSpec]) -> list[RunSpec]:
         return list(rows)
     if any(not r.finished for s in (PREPARE, ROWS) for r in by_stage[s]):
         return []
+    if by_stage[ROWS] and len({r.key for r in by_stage[ROWS]}) < max(r.of for r in by_stage[ROWS]):
+        return []  # a rows run of the night is yet to be created
     if not by_stage[TABLE]:
         return [RunSpec(TABLE, TABLE)]
     if any(not r.finished for r in by_stage[TABLE]):
