@@ -330,4 +330,4 @@ def add_nightly_options(p) -> None:
                                                    "$BOARDGEN_KEEP_RUNS)")
     p.add_argument("--check-settings", action="store_true",
                    help="print every setting (the schedule's cron and time zone too), where it came from, and every "
-                        "value outside its domain; run nothing (exit 0, or 2)")
+                        "value outside its domain; run nothing (exit 0, or 2; default: off)")
