@@ -52,6 +52,7 @@ from .names import (  # noqa: I001
     STRATA,
     TABLE_JOB,
     TABLES,
+    check_keys,
     range_tags,
 )
 from .partitions import board_rows
@@ -172,19 +173,6 @@ night_follow_up = [_follow_up_sensor(s) for s in (dg.DagsterRunStatus.SUCCESS, d
 # --- the table-edit sensor -----------------------------------------------------------------------
 
 
-def table_checks() -> list[dg.AssetCheckKey]:
-    """Every table-wide check key of the graph (the checks of ``CHECKED``)."""
-    from .calibration import CHECK_SPECS
-
-    return [spec.key for spec in CHECK_SPECS]
-
-
-def draw_checks() -> list[dg.AssetCheckKey]:
-    from boardgen_pipeline.steps import draw_node_maps
-
-    return [dg.AssetCheckKey(dg.AssetKey(DRAWS), n) for n in draw_node_maps.CHECKS]
-
-
 def _keys(*names) -> list[dg.AssetKey]:
     return [dg.AssetKey(n) for n in names]
 
@@ -240,7 +228,7 @@ def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSet
         return dg.SensorResult(skip_reason=decision.skip_reason or "nothing to do", cursor=decision.cursor)
     context.log.info(decision.log)
     order = [*context.instance.get_dynamic_partitions(board_rows.name), *decision.add]
-    checks = table_checks() + draw_checks()
+    checks = check_keys()
     partition_requests = []
     if decision.add:
         partition_requests.append(board_rows.build_add_request(decision.add))

@@ -21,14 +21,25 @@ import dagster as dg
 
 from boardgen_pipeline import settings as boardgen_settings
 from boardgen_pipeline.board.solver import METRIC_VERSION
-from boardgen_pipeline.calibration import assertions, fingerprints
+from boardgen_pipeline.calibration import fingerprints
 from boardgen_pipeline.errors import ClusterError
 from boardgen_pipeline.steps import chain, currency, determinism, night, publish_rows, row_checks, stratify, table_check
-from boardgen_pipeline.variants import outcomes as overlay_checks
 from boardgen_pipeline.warehouse import publish, views
 
-from .checks import check_result, check_specs
-from .names import BOARDS, OVERLAYS, PARTITIONS, RANGE_END, RANGE_START, REPORT, ROWS_JOB, SEED_BATCHES, STRATA
+from .checks import check_result
+from .names import (
+    BOARDS,
+    DRAWS,
+    OVERLAYS,
+    PARTITIONS,
+    RANGE_END,
+    RANGE_START,
+    REPORT,
+    ROWS_JOB,
+    SEED_BATCHES,
+    STRATA,
+    check_names,
+)
 from .nodemaps import node_map_draws
 from .partitions import board_rows
 from .resources import BoardgenSettings, RowWorkers
@@ -63,11 +74,11 @@ SPECS = [
                              "from every row's current report. <warehouse>/calibration_strata/strata.parquet."),
 ]
 CHECK_SPECS = [
-    *check_specs(BOARDS, assertions.CHECKS, table_check.DESCRIPTIONS),
-    *check_specs(BOARDS, (determinism.CHECK,), {determinism.CHECK: determinism.DESCRIPTION}),
-    *check_specs(OVERLAYS, overlay_checks.CHECKS, table_check.DESCRIPTIONS),
-    *check_specs(REPORT, (table_check.CHECK_EVERY_ROW,), {table_check.CHECK_EVERY_ROW: table_check.EVERY_ROW_DESCRIPTION}),
-    *check_specs(STRATA, (stratify.CHECK_COMPLETE,), {stratify.CHECK_COMPLETE: stratify.DESCRIPTION}),
+    dg.AssetCheckSpec(name, asset=asset, description=(
+        determinism.DESCRIPTION if name == determinism.CHECK else
+        table_check.EVERY_ROW_DESCRIPTION if name == table_check.CHECK_EVERY_ROW else
+        stratify.DESCRIPTION if name == stratify.CHECK_COMPLETE else table_check.DESCRIPTIONS[name]))
+    for asset, names in check_names().items() if asset != DRAWS for name in names
 ]
 
 

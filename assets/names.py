@@ -29,3 +29,24 @@ PARTITIONS = "board_gen_rows"
 def range_tags(first: str, last: str) -> dict:
     """The run tags of one run over the row partitions ``first`` .. ``last``."""
     return {RANGE_START: first, RANGE_END: last}
+
+
+def check_names() -> dict[str, tuple[str, ...]]:
+    """Every check of the graph, by the asset it judges: the library's names
+    (imported on use: they load the kernels, which a process that only
+    launches runs does not need)."""
+    from boardgen_pipeline.calibration import assertions
+    from boardgen_pipeline.steps import determinism, draw_node_maps, stratify, table_check
+    from boardgen_pipeline.variants import outcomes as overlay_checks
+
+    return {BOARDS: (*assertions.CHECKS, determinism.CHECK), OVERLAYS: tuple(overlay_checks.CHECKS),
+            REPORT: (table_check.CHECK_EVERY_ROW,), STRATA: (stratify.CHECK_COMPLETE,),
+            DRAWS: tuple(draw_node_maps.CHECKS)}
+
+
+def check_keys(*assets: str) -> list:
+    """The check keys of ``assets`` (default: every checked asset and the draws)."""
+    import dagster as dg
+
+    names = check_names()
+    return [dg.AssetCheckKey(dg.AssetKey(a), n) for a in (assets or names) for n in names[a]]

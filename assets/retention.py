@@ -22,7 +22,7 @@ import sqlalchemy
 
 from boardgen_pipeline.steps import retention
 
-from .names import ALL_ASSETS, BOARDS, JOBS, RETENTION_JOB
+from .names import ALL_ASSETS, BOARDS, JOBS, RETENTION_JOB, check_keys
 from .resources import BoardgenSettings
 
 PAGE = 500
@@ -57,9 +57,7 @@ def protected_runs(instance) -> set[str]:
     boards = dg.AssetKey(BOARDS)
     keep |= _partition_runs(instance, boards, dg.DagsterEventType.ASSET_MATERIALIZATION)
     keep |= _partition_runs(instance, boards, dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED)
-    from .automation import draw_checks, table_checks
-
-    checks = [*table_checks(), *draw_checks()]
+    checks = check_keys()
     for execution in instance.event_log_storage.get_latest_asset_check_execution_by_key(checks).values():
         keep.add(execution.run_id)
     return keep

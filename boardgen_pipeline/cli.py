@@ -260,6 +260,8 @@ def cmd_verify(args) -> int:
     root = Path(args.warehouse) if args.warehouse else default_warehouse()
     if not root.is_dir():
         raise WarehouseError(root, "no warehouse folder here")
+    if args.regenerate:
+        return _verify_regenerate(args, root)
     files = publish.published_files(root)
     bad = publish.verify(root)
     for path, problem in bad:
@@ -273,6 +275,38 @@ def cmd_verify(args) -> int:
         return Exit.STORAGE
     print(f"ok: {len(files)} file(s) in {root} match their recorded sha256")
     return 0
+
+
+def _verify_regenerate(args, root: Path) -> int:
+    """``verify --regenerate``: the nightly's determinism check on demand
+    (``steps.determinism``): each row whose fingerprint did not change is
+    generated again and held against its stored boards; nothing is
+    written. Exit 3 when a row drifted."""
+    from boardgen_pipeline.catalog import load_catalog
+    from boardgen_pipeline.steps import determinism, reproduce
+
+    catalog = load_catalog(_tables_dir(args))
+    keys = _parse_rows(args.rows, catalog.board_gen)
+    drifted = stale = 0
+    with _row_pool(args, len(keys)) as pool:
+        for row in sorted(reproduce.regenerate(root, catalog, keys, args.samples, args.master_seed, pool),
+                          key=lambda r: r.key):
+            name = f"({row.key[0]},{row.key[1]})"
+            if row.kind == determinism.DRIFT:
+                drifted += 1
+                print(f"drift: row {name}: {row.found.differing} board(s) differ; the first, scope {row.found.scope}, "
+                      f"in {', '.join(row.found.fields)}")
+            elif row.kind == "stale":
+                stale += 1
+                print(f"not compared: row {name}: its stored boards are of another version of the row (calibrate it)")
+            else:
+                print(f"ok: row {name}: {row.kind}")
+    if drifted:
+        print(f"{drifted} of {len(keys)} row(s) changed without a change of their row: bump METRIC_VERSION on "
+              "purpose, or find the regression", file=sys.stderr)
+        return Exit.CHECK_FAILED
+    print(f"{len(keys) - stale} row(s) reproduce their stored boards" + (f"; {stale} not compared" if stale else ""))
+    return Exit.OK
 
 
 def cmd_advise(args) -> int:
@@ -506,8 +540,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: $BOARDGEN_DASK, else local workers)")
     c.set_defaults(func=cmd_calibrate)
 
-    vf = sub.add_parser("verify", help="check every warehouse file against its recorded sha256")
+    vf = sub.add_parser("verify", help="check every warehouse file against its recorded sha256 (--regenerate: "
+                                       "every row's boards against a new generation)")
     vf.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    vf.add_argument("--regenerate", action="store_true",
+                    help="generate the rows again and hold them against their stored boards (the nightly's "
+                         "determinism check), writing nothing (default: off)")
+    vf.add_argument("--rows", help="with --regenerate: row keys L,D separated by spaces (default: all rows)")
+    vf.add_argument("--tables", help=TABLES_HELP)
+    vf.add_argument("--samples", type=int, default=256, help="with --regenerate: boards per row, 1..4096 (default: 256)")
+    vf.add_argument("--master-seed", type=int, default=0, help="with --regenerate: master seed, >= 0 (default: 0)")
+    vf.add_argument("--workers", type=int, default=None,
+                    help="with --regenerate: local worker processes, >= 1 (default: $BOARDGEN_WORKERS, else every core)")
+    vf.add_argument("--dask", default=None, help="with --regenerate: a Dask scheduler tcp://host:port (default: "
+                                                 "$BOARDGEN_DASK, else local workers)")
     vf.set_defaults(func=cmd_verify)
 
     a = sub.add_parser("advise", help="what would make a row pass (density, cap, target)")

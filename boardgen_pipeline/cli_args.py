@@ -180,7 +180,15 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.violations.extend(check_advise_apply(values, c.prog))
     elif command == "nodemap draw":
         c.seed("seed", "the adventure's master seed")
-    elif command in ("verify", "chart"):
+    elif command == "verify":
+        c.directory("warehouse", must_exist=False)
+        c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
+        c.seed("master_seed", "the master seed")
+        c.row_keys("rows")
+        c.violations.extend(check_calibrate_environment(values))
+        if values.get("rows") is not None and not values.get("regenerate"):
+            c.bad("--rows", values["rows"], "names the rows --regenerate generates: give --regenerate --rows ...")
+    elif command == "chart":
         c.directory("warehouse", must_exist=False)
     elif command == "history":
         c.row_key("row")

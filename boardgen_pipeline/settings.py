@@ -133,11 +133,12 @@ class Settings:
 
 
 def _domain(spec: Setting) -> str:
+    def shown(x) -> str:
+        return "2^63-1" if x == SEED_MAX else (str(int(x)) if float(x).is_integer() else f"{x:g}")
+
     if spec.lo is None:
         return ""
-    top = "2^63-1" if spec.hi == SEED_MAX else (f"{spec.hi:g}" if spec.hi is not None else None)
-    lo = f"{spec.lo:g}"
-    return f"[{lo}, {top}]" if top is not None else f">= {lo}"
+    return f"[{shown(spec.lo)}, {shown(spec.hi)}]" if spec.hi is not None else f">= {shown(spec.lo)}"
 
 
 def _number(spec: Setting, value, from_text: bool) -> tuple[object, str | None]:

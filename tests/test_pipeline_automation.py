@@ -12,7 +12,7 @@ import re
 import dagster as dg
 
 from boardgen_dagster.automation import NIGHTLY_CRON, nightly_calibration, table_edit_sensor
-from boardgen_dagster.names import PREPARE_JOB, RETENTION_JOB, ROW_ASSETS, ROWS_JOB, STRATA, TABLE_JOB, TABLES
+from boardgen_dagster.names import PREPARE_JOB, ROW_ASSETS, STRATA, TABLES
 from boardgen_pipeline.calibration import assertions, fingerprints
 from boardgen_pipeline.steps import currency, determinism, draw_node_maps, night, stratify
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW

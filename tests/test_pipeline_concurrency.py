@@ -93,9 +93,9 @@ def test_partitions_run_concurrently_while_readers_query(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     with dg.DagsterInstance.get() as instance:  # the runs persisted where `make ui` would show them
         records = instance.get_run_records()
-        # the tables and draws; every row (three rows: one lane); the table-wide checks
-        assert sorted(r.dagster_run.job_name for r in records) == ["calibration_prepare", "calibration_rows",
-                                                                   "calibration_table"]
+        # the tables and draws; every row (three rows: one lane); the table-wide checks; retention
+        assert sorted(r.dagster_run.job_name for r in records) == ["calibration_prepare", "calibration_retention",
+                                                                   "calibration_rows", "calibration_table"]
         assert all(r.dagster_run.is_success for r in records)
         (main,) = [r.dagster_run for r in records if "dagster/asset_partition_range_start" in r.dagster_run.tags]
         assert (main.tags["dagster/asset_partition_range_start"], main.tags["dagster/asset_partition_range_end"]) \

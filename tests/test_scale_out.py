@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from boardgen_pipeline.exits import Exit
+
 from .nightly_support import REPO, TIMEOUT, nightly, parquet_files
 from .test_pipeline_support import copy_fixture
 
@@ -157,7 +159,7 @@ def test_two_lanes_of_runs_write_the_warehouse_one_lane_writes(tables, reference
     rc, out, err = nightly(tables, root, home, "--workers", "2")
     assert rc == 0, out + err
     assert parquet_files(root) == reference
-    assert "run(s) in 2 process(es)" in out
+    assert "on 2 lane(s)" in " ".join(out.split())
 
 
 def _closed_port() -> int:
@@ -173,8 +175,8 @@ def test_an_unreachable_scheduler_stops_the_nightly_before_anything_is_written(t
     root, home = tmp_path / "warehouse", tmp_path / "home"
     extra, env = (("--dask", address), {}) if how == "option" else ((), {"BOARDGEN_DASK": address})
     rc, out, err = nightly(tables, root, home, *extra, env=env)
-    assert rc == 2, out + err
-    line = f"BOARDGEN_DASK={address}: no Dask scheduler answers there"
+    assert rc == Exit.UNAVAILABLE, out + err
+    line = f"{'--dask' if how == 'option' else 'BOARDGEN_DASK'}={address}: no Dask scheduler answers there"
     assert err.startswith(f"error: {line}") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not root.exists() and not home.exists()
 
@@ -192,6 +194,7 @@ def test_calibrate_on_an_unreachable_scheduler_writes_nothing(tmp_path):
     p = subprocess.run([str(Path(sys.executable).with_name("boardgen")), "calibrate", "--tables",
                         str(copy_fixture("small", tmp_path)), "--warehouse", str(root), "--dask", address],
                        cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT)
-    assert p.returncode == 2 and p.stderr.startswith(f"error: --dask={address}: no Dask scheduler answers there")
+    assert p.returncode == Exit.UNAVAILABLE
+    assert p.stderr.startswith(f"error: --dask={address}: no Dask scheduler answers there")
     assert "Traceback" not in p.stderr
     assert not any(root.rglob("*.parquet"))
