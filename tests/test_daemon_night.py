@@ -69,13 +69,16 @@ def test_one_scheduled_night_under_the_daemon_is_the_nightly(tmp_path, small_nig
         while first is None:
             assert ui.poll() is None, (tmp_path / "ui.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "no scheduled night finished: " + (tmp_path / "ui.log").read_text()[-3000:]
-            if (home / "dagster.yaml").exists():
+            # the launcher says DAGSTER_HOME= once it has made the home: opening it before could race its
+            # first migration (SPEC 10)
+            if "DAGSTER_HOME=" in (tmp_path / "ui.log").read_text(errors="replace"):
                 with dg.DagsterInstance.from_config(str(home)) as instance:
                     done = [n for n, records in _nights(instance).items() if _over(records)]
                     first = min(done) if done else None
             time.sleep(1)
     finally:
-        os.killpg(ui.pid, signal.SIGTERM)  # what Ctrl-C does: the launcher stops the daemon and the webserver
+        if ui.poll() is None:
+            os.killpg(ui.pid, signal.SIGTERM)  # what Ctrl-C does: the launcher stops the daemon and the webserver
         ui.wait(timeout=120)
         log.close()
     with dg.DagsterInstance.from_config(str(home)) as instance:

@@ -57,8 +57,10 @@ def test_a_drift_planted_in_a_copy_of_the_source_turns_the_nightly_red_and_keeps
     assert p.returncode == 3, p.stdout + p.stderr
     said = " ".join(p.stdout.split())
     assert "boards changed without a change of their row" in said and "METRIC_VERSION" in said
-    # the stored files are kept, byte for byte
-    assert parquet_files(root) == before
+    # the stored files are kept, byte for byte; what was added is the drift's record
+    after = parquet_files(root)
+    assert {k: after[k] for k in before} == before
+    assert {k.split("/")[0] for k in set(after) - set(before)} == {datasets.DRIFT}
     drift = {}
     for path in (root / datasets.DRIFT).glob("level_index=*/node_depth=*/part.parquet"):
         (record,) = pq.read_table(path).to_pylist()
@@ -74,7 +76,7 @@ def test_a_drift_planted_in_a_copy_of_the_source_turns_the_nightly_red_and_keeps
                         str(root), "--tables", str(small_nightly["tables"]), "--samples", small_nightly["samples"],
                         "--rows", "1,0"], env=env, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
     assert p.returncode == 3 and "drift: row (1,0)" in p.stdout, p.stdout + p.stderr
-    assert parquet_files(root) == before
+    assert parquet_files(root) == after
 
 
 def test_the_same_records_encoded_otherwise_are_not_a_drift(tmp_path, small_nightly):
