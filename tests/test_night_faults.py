@@ -1,0 +1,97 @@
+"""A night that loses part of its work still ends as a night
+(docs/pipeline.md "One nightly"): a rows run that fails gets the night's
+table-wide checks, which name the rows it did not finish; a lane process
+that dies has its own runs marked failed by the nightly that holds its
+handle, its unbegun runs go to another lane, and the night exits 4."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import dagster as dg
+import psutil
+import pytest
+
+from boardgen_dagster.names import PREPARE_JOB, ROWS_JOB, TABLE_JOB, range_tags
+from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.steps import chain, night
+from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW, DID_NOT_FINISH
+
+from .nightly_support import TIMEOUT, nightly
+from .test_pipeline_support import checks_of, copy_fixture, defs_for, execute, meta
+
+KEYS = ["1-0", "1-1", "2-0"]
+
+
+def _night(defs, instance, tonight: str):
+    tags = {night.NIGHT_TAG: tonight}
+    assert execute(defs, instance, PREPARE_JOB, tags={**tags, night.STAGE_TAG: night.PREPARE}).success
+    rows = execute(defs, instance, ROWS_JOB, tags={**tags, night.STAGE_TAG: night.ROWS, **range_tags(KEYS[0], KEYS[-1])})
+    table = execute(defs, instance, TABLE_JOB, tags={**tags, night.STAGE_TAG: night.TABLE})
+    return rows, table
+
+
+def test_a_row_run_that_fails_mid_night_gets_the_nights_checks_which_name_the_row(tmp_path, monkeypatch):
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    defs = defs_for(tables, root)
+    with dg.instance_for_test() as instance:
+        rows, table = _night(defs, instance, "night-1")
+        assert rows.success and checks_of(table)[CHECK_EVERY_ROW].passed
+        real = chain.run_row
+
+        def broken(task):
+            if task.key == (1, 1):
+                raise RuntimeError("planted: this row's chain raises")
+            return real(task)
+
+        monkeypatch.setattr(chain, "run_row", broken)
+        # the second night: row 1-1's files are still last night's, current for an unchanged table; only the
+        # night knows its run did not finish it
+        rows, table = _night(defs, instance, "night-2")
+        assert not rows.success
+        every = checks_of(table)[CHECK_EVERY_ROW]
+        assert not every.passed and meta(every)["failing"] == {"1-1": [DID_NOT_FINISH]}
+        assert every.description.startswith(f"1 of 3 rows fail F4: 1-1 ({DID_NOT_FINISH})")
+
+
+def _lanes(proc) -> list:
+    return [c for c in psutil.Process(proc.pid).children() if "boardgen_dagster.lane" in " ".join(c.cmdline())]
+
+
+@pytest.mark.integration
+def test_a_lane_that_dies_fails_only_its_own_runs_and_the_night_still_ends(tmp_path):
+    tables, root, home = copy_fixture("small", tmp_path), tmp_path / "warehouse", tmp_path / "home"
+    proc = nightly(tables, root, home, "--workers", "2", wait=False, samples="256")
+    victim = None
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while victim is None:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+            if not (home / "dagster.yaml").exists():
+                continue
+            with dg.DagsterInstance.from_config(str(home)) as instance:
+                started = instance.get_run_records(dg.RunsFilter(job_name=ROWS_JOB,
+                                                                 statuses=[dg.DagsterRunStatus.STARTED]))
+            pids = {r.dagster_run.tags[night.PID_TAG]: r.dagster_run for r in started}
+            for lane in _lanes(proc):
+                if str(lane.pid) in pids:
+                    victim, run = lane, pids[str(lane.pid)]
+                    os.kill(lane.pid, signal.SIGKILL)
+                    break
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == Exit.RUN_FAILED, out + err
+    assert "a lane died" in " ".join(out.split())
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        killed = instance.get_run_by_id(run.run_id)
+        assert killed.status == dg.DagsterRunStatus.FAILURE
+        records = instance.get_run_records(dg.RunsFilter(tags={night.NIGHT_TAG: run.tags[night.NIGHT_TAG]}))
+        others = [r.dagster_run for r in records if r.dagster_run.run_id != run.run_id]
+        assert all(r.is_success for r in others), [(r.tags.get(night.KEY_TAG), r.status) for r in others]
+        assert {r.tags[night.STAGE_TAG] for r in others} >= {night.TABLE, night.RETENTION}
