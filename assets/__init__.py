@@ -4,8 +4,9 @@ is wiring").
 Thin wiring only: every asset, check, schedule and sensor here calls plain
 functions of ``boardgen_pipeline.steps`` and ``boardgen_pipeline.warehouse``
 and holds no domain rule. ``boardgen_dagster.definitions.defs`` is what
-``workspace.yaml`` loads; ``python -m boardgen_dagster.nightly`` is what ``make run``
-calls, ``boardgen_dagster.worker`` the processes of its runs.
+``workspace.yaml`` loads; ``boardgen nightly`` (``nightly``) is what ``make
+run`` calls, ``boardgen_dagster.lane`` the processes that execute its runs.
+The repository keeps this package in ``assets/``.
 """
 
 import warnings

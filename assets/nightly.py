@@ -66,6 +66,20 @@ def _spawn(home: Path) -> Lane:
     return Lane(proc)
 
 
+def _lanes(found, rows: int) -> int:
+    """How many lane processes: the rows computed at once (``--workers``, else
+    every core, fewer on a small table), or one that records what a Dask
+    cluster computes; without ``--workers``, at least two where there are two
+    cores, so the node-map draws run beside the rows."""
+    from boardgen_pipeline.steps.pool import default_workers, parallelism
+
+    if found.dask:
+        return 1
+    if found.workers:
+        return parallelism(rows, found.workers)
+    return max(parallelism(rows), min(2, default_workers()))
+
+
 def check_settings(args) -> int:
     """``boardgen nightly --check-settings``: every setting, where it came
     from, and every violation (the schedule's cron and time zone included)."""
@@ -87,7 +101,7 @@ def run(args) -> int:
         return check_settings(args)
     wall0 = time.perf_counter()
     from boardgen_pipeline import catalog as catalogs
-    from boardgen_pipeline.steps.pool import connect, parallelism
+    from boardgen_pipeline.steps.pool import connect
     from boardgen_pipeline.warehouse import datasets, publish
 
     found, _ = boardgen_settings.resolve({n: getattr(args, n, None) for n in boardgen_settings.NIGHTLY})
@@ -100,8 +114,7 @@ def run(args) -> int:
         catalog, invalid = None, exc
     rows = len(catalog.board_gen.rows) if catalog is not None else 0
     # the lanes start now: their imports (Dagster, the code location, the kernels) overlap the set-up below
-    slots = 1 if found.dask else parallelism(rows, found.workers) if catalog is not None else 0
-    lanes = [_spawn(found.dagster_home) for _ in range(slots)]
+    lanes = [_spawn(found.dagster_home) for _ in range(_lanes(found, rows) if catalog is not None else 0)]
     try:
         if found.dask:  # a scheduler that does not answer fails here, before anything is created or written
             connect(found.dask, source=(found.source or {}).get("dask", "--dask").lstrip("$")).close()

@@ -100,7 +100,7 @@ def test_two_nightlies_at_once_on_one_instance_both_succeed(postgres_home, small
 def _lane_of(proc: psutil.Process):
     for child in proc.children(recursive=True):
         try:
-            if "boardgen_dagster.worker" in " ".join(child.cmdline()):
+            if "boardgen_dagster.lane" in " ".join(child.cmdline()):
                 return child
         except psutil.Error:
             continue

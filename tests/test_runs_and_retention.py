@@ -45,11 +45,9 @@ def test_a_registered_row_the_table_lost_costs_nothing_and_stays_in_its_range():
     assert covered(lanes, order) == order
 
 
-def test_more_slots_than_rows_gives_a_lane_per_row_and_the_first_extra_cost_moves_the_cut():
+def test_more_slots_than_rows_gives_a_lane_per_row():
     assert [len(lane) for lane in runs.plan(["1-0", "1-1"], {"1-0": 1.0, "1-1": 1.0}, 8)] == [1, 1]
     assert runs.plan([], {}, 4) == []
-    lanes = runs.plan(ORDER, {k: 1.0 for k in ORDER}, 2, first_extra=50.0)
-    assert sum(r.rows for r in lanes[0]) < sum(r.rows for r in lanes[1])
 
 
 def test_a_rows_cost_is_its_batch_of_cells():

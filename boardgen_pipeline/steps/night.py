@@ -93,29 +93,32 @@ def new_night(when: datetime | None = None, trigger: str = NIGHTLY) -> str:
     return f"{when:%Y-%m-%dT%H%M%S}-{trigger}-{uuid.uuid4().hex[:6]}"
 
 
-def plan(order: list[str], costs: dict[str, float], slots: int, max_rows: int | None = None,
-         first_extra: float = 0.0) -> list[RunSpec]:
+def plan(order: list[str], costs: dict[str, float], slots: int, max_rows: int | None = None) -> list[RunSpec]:
     """The night's first runs: ``prepare``, then the rows in ranges
     (``steps.runs.plan`` over the registered partitions ``order``), each
     range one run; the ranges come lane by lane, so runs taken in order by
     ``slots`` executors walk the table from both ends of its cost."""
     kwargs = {"max_rows": max_rows} if max_rows else {}
-    lanes = plan_ranges(order, costs, slots, first_extra=first_extra, **kwargs)
+    lanes = plan_ranges(order, costs, slots, **kwargs)
     ranges: list[Range] = [r for lane in lanes for r in lane]
     return [RunSpec(PREPARE, PREPARE), *(RunSpec(ROWS, f"rows-{i:03d}", r.first, r.last, r.rows, len(ranges))
                                          for i, r in enumerate(ranges))]
 
 
 def lanes_of(specs: list[RunSpec], slots: int) -> list[list[RunSpec]]:
-    """``specs`` dealt to ``slots`` executors in order, ``prepare`` first on
-    the first: each executor walks a contiguous stretch of the table."""
+    """``specs`` dealt to ``slots`` executors: the rows runs in order, a
+    contiguous stretch of the table each; ``prepare``, which only the table
+    run waits for, last on the last executor (alone on one, when there are
+    fewer rows runs than executors)."""
     rows = [s for s in specs if s.stage == ROWS]
-    slots = max(1, min(slots, len(rows) or 1))
-    per = -(-len(rows) // slots) if rows else 0
+    others = [s for s in specs if s.stage != ROWS]
+    slots = max(1, slots)
+    used = max(1, min(slots - (1 if others and len(rows) < slots else 0), len(rows)))
+    per = -(-len(rows) // used) if rows else 0
     lanes: list[list[RunSpec]] = [[] for _ in range(slots)]
     for i, spec in enumerate(rows):
-        lanes[min(slots - 1, i // per)].append(spec)
-    lanes[0] = [s for s in specs if s.stage == PREPARE] + lanes[0]
+        lanes[min(used - 1, i // per)].append(spec)
+    lanes[min(slots - 1, used if len(rows) < slots else slots - 1)].extend(others)
     return [lane for lane in lanes if lane]
 
 

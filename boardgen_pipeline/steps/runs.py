@@ -1,5 +1,5 @@
 """How a calibration over many rows is cut into runs (SPEC 9 "Scale-out: one
-partition = one unit of work"; issue 28 "bookkeeping that scales out").
+partition = one unit of work"; docs/pipeline.md "One nightly").
 
 A run records its own rows (their boards' materializations) in its own
 process, so runs are what spreads the recording over cores and machines. A
@@ -11,25 +11,17 @@ generator, the overlays and the encoding are all per cell), at most
 ``max_rows`` rows each so that what a run holds stays bounded, and deals them
 to ``slots`` lanes (the runs that may execute at once: local worker
 processes, or the run launcher's concurrency on a cluster), each lane's
-ranges in order. The first lane also refreshes the tables and the node-map
-draws (``first_extra``: their cost, in row-cost units).
+ranges in order.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
-from pathlib import Path
-
-from boardgen_pipeline import files
 
 MAX_ROWS_PER_RUN = 1000  # a run keeps its step's events until it ends (the engine's): bounded here
 ROW_FIXED_CELLS = 64  # a board's cost besides its cells (records, checks), in cells
-# The tables' run and the node-map draws (2,000 adventures), which lane 0 runs first, in row-cost
-# units: measured ~2.5 s against ~1.3 us a unit for the rows (benchmarks/scale.py, 600 rows).
-PREPARE_COST = 2.0e6
 
 
 @dataclass(frozen=True)
@@ -66,8 +58,7 @@ def _cuts(costs: list[float], pieces: int) -> list[int]:
     return cuts + [len(costs)]
 
 
-def plan(order: list[str], cost: dict[str, float], slots: int, max_rows: int = MAX_ROWS_PER_RUN,
-         first_extra: float = 0.0) -> list[list[Range]]:
+def plan(order: list[str], cost: dict[str, float], slots: int, max_rows: int = MAX_ROWS_PER_RUN) -> list[list[Range]]:
     """``slots`` lanes of ranges covering ``order`` (the registered partition
     keys; a key without a cost, a row no longer in the table, costs nothing
     and stays inside its range: the run skips it). Empty lanes are dropped."""
@@ -77,7 +68,6 @@ def plan(order: list[str], cost: dict[str, float], slots: int, max_rows: int = M
     pieces = max(slots, math.ceil(len(order) / max(1, max_rows)))
     pieces = slots * math.ceil(pieces / slots)  # every lane gets the same number of ranges
     costs = [cost.get(k, 0.0) for k in order]
-    costs[0] += first_extra
     cuts = _cuts(costs, min(pieces, len(order)))
     ranges = [Range(order[a], order[b - 1], b - a) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
     # a range longer than max_rows (one very cheap stretch of rows) is split again, evenly
@@ -99,80 +89,6 @@ def keys_of(order: list[str], r: Range) -> list[str]:
     """The partition keys of a range."""
     a, b = order.index(r.first), order.index(r.last)
     return order[a:b + 1]
-
-
-# --- the plan on disk, and the lanes' barrier ------------------------------------------------------
-# The nightly writes its plan where its lanes read it; each lane counts itself in when its ranges are
-# done, and the one that completes the count runs what follows every row (the table's checks).
-
-
-def write_plan(path: Path, tags: dict, lanes: list[list[Range]], **settings) -> Path:
-    """The plan of a batch of runs: its run tags, each lane's ranges, settings."""
-    plan = {"tags": tags, "lanes": [[(r.first, r.last) for r in lane] for lane in lanes], **settings}
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return files.atomic_write(path, json.dumps(plan, sort_keys=True))
-
-
-def read_plan(path: Path) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
-CANCELLED = {"cancelled": True}
-PLAN_POLL_SECONDS = 0.02
-
-
-def cancel_plan(path: Path) -> None:
-    """Tell lanes waiting for a plan that none is coming."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    files.atomic_write(path, json.dumps(CANCELLED))
-
-
-def wait_for_plan(path: Path) -> dict | None:
-    """The plan at ``path`` once it is written; None when it was cancelled or
-    the process that was to write it (this one's parent) is gone."""
-    import time
-
-    parent = os.getppid()
-    while not Path(path).exists():
-        if os.getppid() != parent:
-            return None
-        time.sleep(PLAN_POLL_SECONDS)
-    plan = read_plan(path)
-    return None if plan.get("cancelled") else plan
-
-
-def _counter(path: Path, name: str) -> Path:
-    return Path(path).with_suffix(f".{name}")
-
-
-def arrive(path: Path) -> bool:
-    """Count a lane in; True for the lane that completes the count."""
-    with files.lock(_counter(path, "lock")):
-        counter = _counter(path, "arrived")
-        n = int(counter.read_text()) + 1 if counter.exists() else 1
-        files.atomic_write(counter, str(n))
-    return n == len(read_plan(path)["lanes"])
-
-
-def arrived(path: Path) -> int:
-    counter = _counter(path, "arrived")
-    return int(counter.read_text()) if counter.exists() else 0
-
-
-def note(path: Path, name: str, value: int) -> None:
-    """A number a lane leaves for the nightly (e.g. the runs retention forgot)."""
-    files.atomic_write(_counter(path, name), str(value))
-
-
-def noted(path: Path, name: str) -> int:
-    counter = _counter(path, name)
-    return int(counter.read_text()) if counter.exists() else 0
-
-
-def forget(path: Path) -> None:
-    """The plan and its counters, once the batch is over."""
-    for p in Path(path).parent.glob(Path(path).stem + ".*"):
-        p.unlink(missing_ok=True)
 
 
 def process_alive(pid: int, since: float) -> bool:
