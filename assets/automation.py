@@ -139,7 +139,8 @@ def _follow(context: dg.RunStatusSensorContext):
     tags = run.tags
     if tags.get(night.FOLLOW_TAG) != night.DAEMON or night.NIGHT_TAG not in tags:
         return dg.SkipReason("not a run of a night the daemon follows")
-    base = {k: tags[k] for k in (night.NIGHT_TAG, night.TRIGGER_TAG, night.FOLLOW_TAG)}
+    base = {**{k: tags[k] for k in (night.NIGHT_TAG, night.TRIGGER_TAG, night.FOLLOW_TAG)},
+            night.LAUNCHER_TAG: night.launcher()}
     found, _ = boardgen_settings.resolve(names=("workers",))
     slots = found.workers or 2  # the queue's default concurrency (home.DAGSTER_YAML)
     launches = nights.follow(context.instance, tags[night.NIGHT_TAG], base, run.run_config, slots)

@@ -14,7 +14,7 @@ import dagster as dg
 from boardgen_pipeline import catalog as catalogs
 from boardgen_pipeline import settings
 from boardgen_pipeline.calibration.fingerprints import partition_key
-from boardgen_pipeline.steps import night, pinned_tables, runs
+from boardgen_pipeline.steps import night, pinned_tables, runs, summary
 
 from .names import PARTITIONS, STAGE_JOBS, range_tags
 from .resources import run_config
@@ -48,7 +48,10 @@ def register(instance, table) -> list[str]:
 
 
 def night_tags(night_id: str, trigger: str, follow: str) -> dict[str, str]:
-    return {night.NIGHT_TAG: night_id, night.TRIGGER_TAG: trigger, night.FOLLOW_TAG: follow}
+    """The tags every run of a night carries: the night, what started it, who
+    follows it, and the process that asked for the run."""
+    return {night.NIGHT_TAG: night_id, night.TRIGGER_TAG: trigger, night.FOLLOW_TAG: follow,
+            night.LAUNCHER_TAG: night.launcher()}
 
 
 def launch(spec: night.RunSpec, base_tags: dict, config: dict) -> Launch:
@@ -109,3 +112,113 @@ def in_flight(instance) -> list[str]:
         if night.executor_alive(run.tags, started) and run.tags.get(night.NIGHT_TAG) not in found:
             found.append(run.tags.get(night.NIGHT_TAG))
     return found
+
+
+def fail_runs_of(instance, pid: int, who: str) -> set[str]:
+    """A lane process of this host died: mark failed the runs it was executing
+    (STARTING or STARTED with its pid and host; the caller holds its handle,
+    so they are certainly its own); the keys of every run it had begun."""
+    begun = set()
+    host = night.here()[night.HOST_TAG]
+    for record in instance.get_run_records(dg.RunsFilter(tags={night.PID_TAG: str(pid)})):
+        run = record.dagster_run
+        if run.tags.get(night.HOST_TAG) != host:
+            continue
+        begun.add(run.tags.get(night.KEY_TAG, ""))
+        if run.status in (dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED):
+            instance.report_run_failed(run, message=f"its process (pid {pid}) died; marked failed by {who}")
+    return begun
+
+
+class Progress:
+    """The rows the night's runs have recorded, as the engine counts them: a
+    finished run its range, a running one its materializations so far."""
+
+    def __init__(self, instance, night_id: str, sizes: dict):
+        self.instance, self.night_id, self.sizes = instance, night_id, sizes
+        self.finished: dict[str, int] = {}
+
+    def rows_done(self) -> int:
+        import dagster as dg
+
+        from .names import RANGE_START, ROWS_JOB
+
+        done = sum(self.finished.values())
+        for record in self.instance.get_run_records(dg.RunsFilter(tags={night.NIGHT_TAG: self.night_id},
+                                                                  job_name=ROWS_JOB)):
+            run = record.dagster_run
+            if run.run_id in self.finished:
+                continue
+            rows = self.sizes.get(run.tags.get(RANGE_START), 0)
+            if run.is_finished:
+                self.finished[run.run_id] = rows
+                done += rows
+            else:
+                done += min(rows, self.instance.get_run_stats(run.run_id).materializations)
+        return done
+
+
+def outcome(instance, night_id: str):
+    """Each run of the night (label, success, what its failed steps said),
+    the checks it evaluated, the metadata of the table's assets it made
+    (counts summed over the runs that made them), and how many old runs its
+    retention forgot."""
+    import dagster as dg
+
+    from .names import DRAWS, OVERLAYS, RANGE_END, RANGE_START, ROWS_JOB, STRATA
+
+    records = sorted(instance.get_run_records(dg.RunsFilter(tags={night.NIGHT_TAG: night_id})),
+                     key=lambda r: r.create_timestamp)
+    outcomes, checks, forgotten = [], {}, 0
+    for record in records:
+        run = record.dagster_run
+        label = (f"rows {run.tags[RANGE_START]}..{run.tags[RANGE_END]}" if RANGE_START in run.tags
+                 else run.tags.get(night.STAGE_TAG, run.job_name))
+        failures = []
+        if not run.is_success:
+            of = dg.DagsterEventType.STEP_FAILURE
+            for rec in instance.get_records_for_run(run.run_id, of_type=of).records:
+                data = rec.event_log_entry.dagster_event.step_failure_data
+                failures.append((data.user_failure_data.description if data.user_failure_data else None)
+                                or _cause(data.error))
+            failures = failures or [f"the run ended {run.status.value}"]
+        outcomes.append(summary.RunOutcome(label, run.run_id, run.is_success, "; ".join(failures)))
+        if run.tags.get(night.STAGE_TAG) == night.RETENTION:
+            of = dg.DagsterEventType.STEP_OUTPUT
+            for rec in instance.get_records_for_run(run.run_id, of_type=of).records:
+                data = rec.event_log_entry.dagster_event.step_output_data
+                value = (data.metadata or {}).get("forgotten_runs")
+                forgotten = int(getattr(value, "value", value) or 0)
+        elif run.job_name != ROWS_JOB:  # a rows run evaluates no check: its events are its rows
+            of = dg.DagsterEventType.ASSET_CHECK_EVALUATION
+            for rec in instance.get_records_for_run(run.run_id, of_type=of).records:
+                data = rec.event_log_entry.dagster_event.event_specific_data
+                checks[data.check_name] = {
+                    "passed": data.passed, "severity": data.severity.value,
+                    "description": (data.description or "").split("\n\n")[0],
+                    "metadata": {k: getattr(v, "value", v) for k, v in (data.metadata or {}).items()}}
+    run_ids = {r.dagster_run.run_id for r in records}
+    made = {}
+    for asset in (DRAWS, OVERLAYS, STRATA):
+        seen = {}
+        for rec in instance.fetch_materializations(dg.AssetKey(asset), limit=len(run_ids)).records:
+            if rec.run_id not in run_ids:
+                continue
+            for k, v in rec.asset_materialization.metadata.items():
+                v = getattr(v, "value", v)
+                # the table's assets are made a range at a time: their counts add up over the runs
+                summed = isinstance(v, int) and not isinstance(v, bool) and isinstance(seen.get(k), int)
+                seen[k] = seen[k] + v if summed else v
+        made[asset] = seen or None
+    return outcomes, checks, made, forgotten
+
+
+def _cause(error) -> str:
+    """The innermost message of an engine error (the wrapper says only "error in op")."""
+    if error is None:
+        return "failed"
+    while error.cause is not None:
+        error = error.cause
+    return error.message.strip()
+
+

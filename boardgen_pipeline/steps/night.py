@@ -52,6 +52,7 @@ OF_TAG = "boardgen/of"  # on a rows run: how many rows runs the night has
 TRIGGER_TAG = "boardgen/trigger"  # schedule, nightly (boardgen nightly), table_edit, ui
 FOLLOW_TAG = "boardgen/follow"  # who starts what follows the rows: "daemon" or "process"
 HOST_TAG, PID_TAG = "boardgen/host", "boardgen/pid"  # where the run is executed, when a boardgen process does it
+LAUNCHER_TAG = "boardgen/launcher"  # host:pid of the process that asked for the run (a schedule, a nightly)
 SCHEDULE, NIGHTLY = "schedule", "nightly"
 DAEMON, PROCESS = "daemon", "process"
 TRIGGERS = (SCHEDULE, NIGHTLY)
@@ -156,6 +157,11 @@ def over(runs: list[NightRun]) -> bool:
 def here() -> dict[str, str]:
     """The tags of a run this process executes: this host and process."""
     return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+
+
+def launcher() -> str:
+    """``host:pid`` of this process, the one asking for a run."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def executor_alive(tags: dict[str, str], started: float) -> bool:
