@@ -1,0 +1,68 @@
+"""The lanes of ``boardgen nightly`` as plain processes (``steps.lanes``): each
+answers the runs it is sent, one line a run; a lane that dies before
+answering is reported (its begun runs are the caller's to fail) and the runs
+it had not begun go to another lane, a new one when none is left."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from boardgen_pipeline.steps.lanes import Lanes
+
+# A lane that answers each run, or dies (exit 9) on a run whose order says so, before answering.
+FAKE = r"""
+import json, os, sys
+for line in sys.stdin:
+    order = json.loads(line)
+    if order.get("die_in") == os.getpid() or (order.get("die") and os.environ.get("FAKE_FIRST") == "1"):
+        os._exit(9)
+    print(json.dumps({"run_id": order["key"], "success": True}), flush=True)
+"""
+
+
+def spawner(log: list, first_dies: bool = False):
+    count = [0]
+
+    def spawn():
+        count[0] += 1
+        env = {"FAKE_FIRST": "1" if first_dies and count[0] == 1 else "0", "PATH": "/usr/bin:/bin"}
+        proc = subprocess.Popen([sys.executable, "-c", FAKE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        log.append(proc.pid)
+        return proc
+
+    return spawn
+
+
+def test_every_run_sent_is_answered_and_the_ticks_come_between():
+    pids, ticks = [], []
+    lanes = Lanes(spawner(pids), 2)
+    try:
+        for i in range(6):
+            lanes.lanes[i % 2].send(f"r{i}", {"key": f"r{i}"})
+        lanes.wait(lambda: ticks.append(1), seconds=0.05)
+        assert not lanes.busy() and ticks and lanes.notes == []
+    finally:
+        lanes.close()
+    assert all(lane.proc.returncode == 0 for lane in lanes.lanes)  # each exits when its input ends
+
+
+def test_a_lane_that_dies_hands_the_runs_it_had_not_begun_to_a_live_one():
+    pids, lost = [], []
+    lanes = Lanes(spawner(pids, first_dies=True), 2, lost=lambda lane: lost.append(lane.pid) or {"a"})
+    try:
+        first, second = lanes.lanes
+        first.send("a", {"key": "a", "die": True})  # the lane dies on its first run (begun: the caller says so)
+        first.send("b", {"key": "b"})
+        first.send("c", {"key": "c"})
+        lanes.wait(seconds=0.05)
+        assert lost == [first.pid] and first.dead and first.proc.returncode == 9
+        assert not lanes.busy() and second.pending == [] and len(lanes.notes) == 1
+        assert "2 run(s) it had not begun go to another lane" in lanes.notes[0]
+        # every lane dead: a new one is started for what is left, and answers it
+        second.send("d", {"key": "d", "die_in": second.pid})
+        lanes.wait(seconds=0.05)
+        assert second.dead and len(lanes.lanes) == 3 and not lanes.lanes[2].dead and not lanes.busy()
+        assert lanes.live() is lanes.lanes[2]
+    finally:
+        lanes.close()
