@@ -82,22 +82,13 @@ CHECK_SPECS = [
 ]
 
 
-def verdict_line(result: chain.RowResult) -> str:
-    """The row's F4 verdict in one line: what its partition page leads with."""
-    failed = [o for o in result.outcomes.get(BOARDS, ()) if not o.passed and o.severity == "error"]
-    warned = [o for o in result.outcomes.get(BOARDS, ()) if not o.passed and o.severity != "error"]
-    if failed:
-        return "FAIL: " + "; ".join(f"{o.assertion}: {o.description}" for o in failed)
-    return "pass" + (" (warning: " + "; ".join(o.assertion for o in warned) + ")" if warned else "")
-
-
 def boards_materialization(result: chain.RowResult) -> dg.AssetMaterialization:
     """A published row's boards: its F4 verdict first (one line, then each
     assertion), the key figures as floats (plotted by partition), every
     figure, its file's digest as data version."""
     figures = dict(result.figures[BOARDS])
     outcomes = result.outcomes.get(BOARDS, ())
-    metadata = {"F4": dg.MetadataValue.text(verdict_line(result))}
+    metadata = {"F4": dg.MetadataValue.text(row_checks.verdict_line(outcomes))}
     metadata.update({f"{o.assertion} ({o.name})": dg.MetadataValue.text(
         "pass" if o.passed else ("FAIL" if o.severity == "error" else "warning")) for o in outcomes})
     metadata.update({k: dg.MetadataValue.float(float(figures[k])) for k in PLOTTED if figures.get(k) is not None})
@@ -151,22 +142,6 @@ def run_rows(context, found, workers: RowWorkers, catalog, keys, stages):
                     context.log.error(f"row {result.partition_key}: {result.figures[BOARDS]['illegal']} illegal "
                                       f"boards; batch withheld (A') to {result.written.get(BOARDS)}")
     return made, failed
-
-
-def _stale_rows(found, catalog, dataset: str) -> list:
-    """Rows with current published boards whose ``dataset`` file is not current."""
-    root = found.warehouse
-    now = fingerprints.fingerprints_now(catalog.board_gen, found.samples, found.master_seed)
-    rows = currency.rows(root, catalog.board_gen, found.samples, found.master_seed)
-    published = publish.keys_in(root, BOARDS)
-    keys = [fingerprints.row_key(pk) for pk, c in rows.items() if c.current and fingerprints.row_key(pk) in published]
-    if dataset == OVERLAYS:
-        over_now = {pk: fp for pk, fp in fingerprints.overlay_fingerprints_now(
-            catalog, found.samples, found.master_seed).items() if pk in now}
-        stale = {pk for pk, c in currency.overlays(root, over_now).items() if not c.current}
-        return [k for k in keys if fingerprints.partition_key(k) in stale]
-    reports = currency.report_fingerprints(root)
-    return [k for k in keys if reports.get(k) != now[fingerprints.partition_key(k)]]
 
 
 def unfinished_rows(context) -> list[str]:
@@ -233,7 +208,8 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
                 context.log.warning(f"skipped: row {pk} is not in {catalog.board_gen.path}")
             made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
         elif stages:  # the overlays (or reports) of rows whose boards stay, made current
-            keys = _stale_rows(found, catalog, OVERLAYS if OVERLAYS in stages else REPORT)
+            keys = currency.stale_rows(root, catalog, found.samples, found.master_seed,
+                                       OVERLAYS if OVERLAYS in stages else REPORT)
             made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
     except ClusterError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None

@@ -369,3 +369,27 @@ def damaged_partitions(root, quarantine: bool = False) -> Damage:
     if quarantine:
         publish.quarantine(root, [path for path, _ in damage.files])
     return damage
+
+
+def stale_rows(root, catalog, samples: int, master_seed: int, dataset: str) -> list[tuple[int, int]]:
+    """Rows whose boards are current and published but whose ``dataset``
+    (``variant_overlays`` or ``calibration_report``) file is not: what a run of
+    that dataset alone makes current."""
+    from boardgen_pipeline.calibration.fingerprints import (
+        fingerprints_now,
+        overlay_fingerprints_now,
+        partition_key,
+        row_key,
+    )
+    from boardgen_pipeline.warehouse import publish
+
+    now = fingerprints_now(catalog.board_gen, samples, master_seed)
+    published = publish.keys_in(root, "boards")
+    keys = [row_key(pk) for pk, c in rows(root, catalog.board_gen, samples, master_seed).items()
+            if c.current and row_key(pk) in published]
+    if dataset == "variant_overlays":
+        over_now = {pk: fp for pk, fp in overlay_fingerprints_now(catalog, samples, master_seed).items() if pk in now}
+        stale = {pk for pk, c in overlays(root, over_now).items() if not c.current}
+        return [k for k in keys if partition_key(k) in stale]
+    reports = report_fingerprints(root)
+    return [k for k in keys if reports.get(k) != now[partition_key(k)]]

@@ -64,3 +64,14 @@ def outcome_of(record: dict) -> CheckOutcome:
     return CheckOutcome(name=record["check"], assertion=record["assertion"], passed=bool(record["passed"]),
                         severity=record["severity"], blocking=False, description=record["description"],
                         metadata=json.loads(record["figures"] or "{}"), pictures=json.loads(record["pictures"] or "{}"))
+
+
+def verdict_line(outcomes: list[CheckOutcome]) -> str:
+    """A row's F4 verdict in one line (what its partition page leads with):
+    ``pass``, ``pass (warning: E)``, or ``FAIL:`` and each failing assertion's
+    one-line description."""
+    failed = [o for o in outcomes if not o.passed and o.severity == "error"]
+    warned = [o for o in outcomes if not o.passed and o.severity != "error"]
+    if failed:
+        return "FAIL: " + "; ".join(f"{o.assertion}: {o.description}" for o in failed)
+    return "pass" + (" (warning: " + "; ".join(o.assertion for o in warned) + ")" if warned else "")

@@ -1,0 +1,60 @@
+"""Supervise a tree of processes as one (SPEC 8 ``make ui``): a command that
+starts children of its own (``dagster dev`` starts a webserver and a
+daemon) runs in a process group of its own, and a stop signal reaches the
+whole group, which gets a grace period and is then killed, so nothing is
+left holding the instance. Plain processes, no Dagster."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+GRACE_SECONDS = 15
+
+
+def supervise(cmd: list[str], grace: float = GRACE_SECONDS) -> int:
+    """Run ``cmd`` in a process group of its own until it exits (its exit code)
+    or this process gets SIGINT or SIGTERM: then the whole group is signalled,
+    given ``grace`` seconds, and killed (exit 0)."""
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    stopping = []
+
+    def stop(signum, _frame):
+        stopping.append(signum)
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    while not stopping:
+        try:
+            code = proc.wait(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    if stopping:
+        # dagster dev may take its time (or ignore SIGTERM while it starts): the group gets GRACE_SECONDS
+        stop_group(proc.pid, grace)
+        proc.wait()
+        return 0
+    return code
+
+
+def stop_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
+    """Wait up to ``grace`` seconds for every process of the group (the daemon,
+    the webserver) to exit after SIGTERM, then SIGKILL what is left."""
+    import time
+
+    deadline = time.monotonic() + grace
+    try:
+        while time.monotonic() < deadline:
+            os.killpg(pgid, 0)  # raises once no process of the group is left
+            time.sleep(0.2)
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
