@@ -58,7 +58,10 @@ ROW_DATASETS = ("boards", "variant_overlays", "calibration_report", "row_checks"
 FLAT_DATASETS = ("node_map_draws", "calibration_strata")
 # One file per version of a row's report (``steps.history``), kept when the row leaves the table.
 HISTORY = "calibration_history"
-DATASETS = (*ROW_DATASETS, *FLAT_DATASETS, HISTORY)
+# One file, the last calibration diff written with ``boardgen diff --save`` (``review.saved``): no run
+# makes it, nothing regenerates it.
+REVIEW = "calibration_diff"
+DATASETS = (*ROW_DATASETS, *FLAT_DATASETS, HISTORY, REVIEW)
 
 
 DB_NAME = "boardgen.duckdb"
