@@ -491,11 +491,12 @@ def _output_format(name: str) -> str:
 
 
 def _stored_reports(root: Path | None) -> dict:
-    """The warehouse's intact row reports by key (the HTML page draws the rows
-    the diff did not recompute from them)."""
-    from boardgen_pipeline.review.sources import stored_reports
+    """The columns of the warehouse's row reports the HTML page draws the rows
+    the diff did not recompute from."""
+    from boardgen_pipeline.review.render import REPORT_COLUMNS
+    from boardgen_pipeline.review.sources import report_columns
 
-    return {key: recs[0] for key, recs in stored_reports(root).items()} if root is not None else {}
+    return report_columns(root, REPORT_COLUMNS) if root is not None else {}
 
 
 def cmd_watch(args) -> int:

@@ -67,6 +67,7 @@ def run(capsys, *argv) -> tuple[int, str, str]:
      "--margin = 'win_rate=-0.1'"),
     (["diff", "HEAD", "--tables", "{repo}/tables", "--margin", "winrate=0.1"], Exit.USAGE,
      "--margin = 'winrate=0.1'"),
+    (["diff", "HEAD", "--tables", "{repo}/tables", "--alpha", "0"], Exit.USAGE, "--alpha = 0.0"),
 ])
 def test_bad_input_is_one_sentence_an_exit_code_and_nothing_written(repo, tmp_path, capsys, argv, code, said):
     out, root = tmp_path / "diff.md", tmp_path / "warehouse"

@@ -166,6 +166,11 @@ def test_margins_from_the_header_and_the_command_line(tmp_path):
     with pytest.raises(TableError) as err:
         diff.margins_of(sources.from_folder(head, "HEAD"), {})
     assert "review_margins.win_rat" in str(err.value) and "unknown_figure" in str(err.value)
+    # a margin that is not a number >= 0 fails the table's own load, as `boardgen validate` says it
+    table.write_text(table.read_text(encoding="utf-8").replace("win_rat = 0.5", "win_rate = -0.5"), encoding="utf-8")
+    with pytest.raises(TableError) as err:
+        load_board_gen(table)
+    assert "review_margins.win_rate" in str(err.value) and "[domain]" in str(err.value)
 
 
 def test_stored_boards_serve_the_version_they_were_made_from(tmp_path):
@@ -183,3 +188,14 @@ def test_stored_boards_serve_the_version_they_were_made_from(tmp_path):
     assert row.changes == ["inferability_target 0.85->0.9"]
     assert row.identical_boards > 0.3  # a target keeps the draws in step: many pairs are the same board
     assert len(result.of("identical")) == 14
+
+
+def test_the_margins_published_are_the_margins_used():
+    """docs/review.md's table of figures is the code's (a figure, kind or default
+    margin changed in one place only fails here)."""
+    from .review_support import REPO
+
+    text = (REPO / "docs" / "review.md").read_text(encoding="utf-8")
+    rows = re.findall(r"(?m)^\| `(\w+)` \| .*? \| (\w+) \| ([\d.]+) \| .*? \| .*? \|$", text)
+    assert [(name, kind, float(margin)) for name, kind, margin in rows] == [
+        (f.name, f.kind, f.margin) for f in F.FIGURES]

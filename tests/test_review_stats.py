@@ -126,3 +126,18 @@ def test_figures_are_the_reports_on_the_same_boards():
         assert got["below_target_share"] * 64 == report["below_target"]
         assert got["bbbv_p50"] == report["bbbv_p50"] and got["no_guess_share"] == report["no_guess_share"]
         assert F.exit_shares(cols["exit"])["passed"] * 64 == report["passed"]
+
+
+def test_percentiles_by_rank_codes_are_numpys_to_the_bit():
+    """``stats.percentiles`` sorts rank codes instead of partitioning floats (the
+    resamples' cost): the same numbers as ``np.percentile``, ties, single
+    boards and the 0th and 100th percentiles included."""
+    values = np.array([0.95, 1.0, 1.0, 0.9, 0.875, 1.0, 0.9, 0.95, 0.99, 1.0, 0.875, 0.91])
+    levels = np.unique(values)
+    codes = stats.ranks(values, levels)
+    idx = np.array([np.roll(np.arange(12), k) % (k + 1) for k in range(12)])  # resamples with many repeats
+    qs = [0, 10, 33.3, 50, 90, 100]
+    assert np.array_equal(stats.percentiles(codes[idx], levels, qs), np.percentile(values[idx], qs, axis=-1))
+    assert np.array_equal(stats.percentiles(codes, levels, qs), np.percentile(values, qs))
+    one = stats.ranks(np.array([0.5]), np.array([0.5]))
+    assert np.array_equal(stats.percentiles(one, np.array([0.5]), [10, 90]), [0.5, 0.5])

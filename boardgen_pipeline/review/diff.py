@@ -246,10 +246,9 @@ def planned_looks(samples: int, until_decided: bool) -> int:
 def verdicts(version: SourceRow, records: list[dict]) -> dict:
     """The row's F4 verdicts on its calibration batch (F only where it is an error)."""
     report = evaluate_row(version.row, records, version.survival_criterion)
-    out = {"A": report.assertion_a, "A''": report.assertion_a2, "A'": report.assertion_a1, "B": report.assertion_b,
-           "B'": report.assertion_b1, "F": report.assertion_f if report.survival_criterion else None,
-           "green": report.green}
-    return out
+    return {"A": report.assertion_a, "A''": report.assertion_a2, "A'": report.assertion_a1, "B": report.assertion_b,
+            "B'": report.assertion_b1, "F": report.assertion_f if report.survival_criterion else None,
+            "green": report.green}
 
 
 def changed_fields(base: Source, head: Source, key: tuple[int, int]) -> list[str]:
@@ -316,16 +315,16 @@ def _group(group: list[F.Figure], b: dict, h: dict, margins: dict, level: float,
         if f.kind != F.CATEGORIES and n and np.any(base_col != head_col):
             moving.append(f)
     if moving:
+        base, head, both = columns(moving, b, h)
         low, high = stats.paired_bootstrap(
-            n, lambda idx, axis=-1: figure_values(moving, lambda c: h[c][idx]) - figure_values(moving, lambda c: b[c][idx]),
+            n, lambda idx, axis=-1: figure_values(moving, head, idx) - figure_values(moving, base, idx),
             level, seed, resamples)
         for f, lo, hi in zip(moving, low, high):
             out[f.name].ci = (float(lo), float(hi))
         percentiles = [f for f in moving if f.kind == F.PERCENTILE]
         if percentiles:
-            both = {c: np.concatenate([b[c], h[c]]) for c in {f.column for f in percentiles}}
-            ps = stats.sign_flip_p(n, lambda x, y: figure_values(percentiles, lambda c: both[c][y])
-                                   - figure_values(percentiles, lambda c: both[c][x]), seed + 1, resamples)
+            ps = stats.sign_flip_p(n, lambda x, y: figure_values(percentiles, both, y)
+                                   - figure_values(percentiles, both, x), seed + 1, resamples)
             for f, p in zip(percentiles, ps):
                 out[f.name].p = float(p)
     for d in out.values():
@@ -333,18 +332,43 @@ def _group(group: list[F.Figure], b: dict, h: dict, margins: dict, level: float,
     return out
 
 
-def figure_values(figures: list[F.Figure], take: Callable[[str], np.ndarray]) -> np.ndarray:
-    """Each figure's value on the boards ``take(column)`` gives (boards on the
-    last axis, resamples before), figures first; the percentiles of one
-    column in one call (one partition of the resamples, not one a figure)."""
+@dataclass(frozen=True)
+class Column:
+    """A column of per-board values laid out for resampling: the values (the
+    means read them) and their rank codes among the distinct values of both
+    versions (the percentiles sort them: ``stats.percentiles``)."""
+
+    values: np.ndarray
+    codes: np.ndarray
+    levels: np.ndarray
+
+
+def columns(figures: list[F.Figure], b: dict, h: dict) -> tuple[dict, dict, dict]:
+    """The figures' columns of base, of head, and of both laid end to end
+    (base's boards, then head's: the sign-flip test's indices)."""
+    base, head, both = {}, {}, {}
+    for c in dict.fromkeys(f.column for f in figures):
+        levels = np.unique(np.concatenate([b[c], h[c]]))
+        base[c] = Column(b[c], stats.ranks(b[c], levels), levels)
+        head[c] = Column(h[c], stats.ranks(h[c], levels), levels)
+        both[c] = Column(np.concatenate([b[c], h[c]]), np.concatenate([base[c].codes, head[c].codes]), levels)
+    return base, head, both
+
+
+def figure_values(figures: list[F.Figure], cols: dict[str, Column], idx: np.ndarray) -> np.ndarray:
+    """Each figure's value on the boards ``idx`` picks from its column (boards on
+    the last axis, resamples before), figures first; the percentiles of one
+    column in one sort."""
     out: dict[str, np.ndarray] = {}
     for column in dict.fromkeys(f.column for f in figures):
-        mine = [f for f in figures if f.column == column]
-        values = take(column)
+        mine, col = [f for f in figures if f.column == column], cols[column]
         percentiles = [f for f in mine if f.kind == F.PERCENTILE]
         if percentiles:
-            out.update(zip((f.name for f in percentiles), np.percentile(values, [f.q for f in percentiles], axis=-1)))
-        out.update((f.name, values.mean(axis=-1)) for f in mine if f.kind != F.PERCENTILE)
+            out.update(zip((f.name for f in percentiles),
+                           stats.percentiles(col.codes[idx], col.levels, [f.q for f in percentiles])))
+        if len(percentiles) < len(mine):
+            mean = col.values[idx].mean(axis=-1)
+            out.update((f.name, mean) for f in mine if f.kind != F.PERCENTILE)
     return np.stack([out[f.name] for f in figures])
 
 
@@ -359,35 +383,31 @@ def decided(d: FigureDiff) -> bool:
     return not (lo < m < hi or lo < -m < hi)
 
 
-@dataclass
-class _Versions:
-    base: SourceRow
-    head: SourceRow
-    base_header: object
-    head_header: object
-
-
 def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Settings, margins: dict,
                  looks: int, store: pairing.StoredBoards) -> RowDiff:
     """One modified row: both versions on the same scopes, every figure
     compared, extended while undecided under ``until_decided``."""
     out = RowDiff(key, MODIFIED, changes=changed_fields(base, head, key))
-    v = _Versions(base.rows[key], head.rows[key], base.header, head.header)
+    old, new = base.rows[key], head.rows[key]
     n, seed = settings.samples, settings.master_seed
     scopes = batch_scopes(*key, n)
+
+    def both(scopes: range) -> tuple[pairing.Boards, pairing.Boards]:
+        return (pairing.boards(old, base.header, scopes, seed, store),
+                pairing.boards(new, head.header, scopes, seed, store))
+
     try:
-        bb = pairing.boards(v.base, v.base_header, scopes, seed, store)
-        hb = pairing.boards(v.head, v.head_header, scopes, seed, store)
+        bb, hb = both(scopes)
     except pairing.NotRebuildable as exc:
         out.notes.append(f"not compared: {exc}")
         return out
-    out.base_verdicts, out.head_verdicts = verdicts(v.base, bb.records), verdicts(v.head, hb.records)
-    fog = bool(v.base.row.fog_region_count or v.head.row.fog_region_count)
+    out.base_verdicts, out.head_verdicts = verdicts(old, bb.records), verdicts(new, hb.records)
+    fog = bool(old.row.fog_region_count or new.row.fog_region_count)
     level = 1 - settings.alpha / looks
     history: dict[str, list[float]] = {}
     look = 0
     while True:
-        figures = measure(F.board_columns(bb.records, v.base.row), F.board_columns(hb.records, v.head.row), fog, margins,
+        figures = measure(F.board_columns(bb.records, old.row), F.board_columns(hb.records, new.row), fog, margins,
                           level, _seed(key, look, seed), settings.resamples)
         for name, d in figures.items():
             history.setdefault(name, []).extend(d.looked)
@@ -396,10 +416,8 @@ def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Set
         look += 1
         if not settings.until_decided or all(d.decided for d in figures.values()) or n * 2 > DEPTH_SPACING:
             break
-        more = range(scopes.start + n, scopes.start + 2 * n)
         try:
-            extra_b = pairing.boards(v.base, v.base_header, more, seed, store)
-            extra_h = pairing.boards(v.head, v.head_header, more, seed, store)
+            extra_b, extra_h = both(range(scopes.start + n, scopes.start + 2 * n))
         except pairing.NotRebuildable as exc:
             out.notes.append(f"not extended past {n} boards: {exc}")
             break

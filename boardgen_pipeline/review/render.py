@@ -100,7 +100,7 @@ def _row_title(row: RowDiff) -> str:
 def _wrap(text: str, indent: str = "  ") -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, WIDTH, subsequent_indent=indent) or [""]
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
 
 
 def terminal(diff: CalibrationDiff) -> str:
@@ -228,10 +228,12 @@ def json_text(diff: CalibrationDiff) -> str:
 
 # --- html -------------------------------------------------------------------------------------------------------
 
-# Panels of a level's curve: the figure, and the report column that holds it for a row not recomputed.
+# Panels of a level's curve: the figure, and the report column that holds it for a row not recomputed
+# (``sources.report_columns(root, REPORT_COLUMNS)`` reads them).
 CURVE_PANELS = (("win_rate", "win_rate"), ("inferability_p10", "p10"), ("inferability_p50", "p50"),
                 ("mean_survival", "mean_survival"), ("mean_guesses", "mean_guesses"), ("no_guess_share", "no_guess_share"),
                 ("retry_rate", "retry_rate"), ("mean_attempts", "mean_attempts"), ("bbbv_p50", "bbbv_p50"))
+REPORT_COLUMNS = (*(column for _, column in CURVE_PANELS), "row_fingerprint")
 BASE_COLOR, HEAD_COLOR = "#7f7f7f", "#1f77b4"
 
 

@@ -223,6 +223,25 @@ def stored_reports(root: Path) -> dict[tuple[int, int], list[dict]]:
     return publish.read_row_records(root, REPORT, keys) if keys else {}
 
 
+def report_columns(root: Path, columns) -> dict[tuple[int, int], dict]:
+    """A few columns of every stored row report, by key, in one scan of the
+    dataset (a picture's points: the HTML page draws the rows a diff did not
+    recompute); files that cannot be read in one scan are read one by one and
+    the unreadable left out (``publish.read_row_records``)."""
+    import pyarrow.dataset as ds
+
+    folder = Path(root) / REPORT
+    if not folder.is_dir():
+        return {}
+    try:
+        table = ds.dataset(folder, format="parquet", partitioning="hive").to_table(
+            columns=["level_index", "node_depth", *columns])
+    except (OSError, ValueError):
+        found = publish.read_row_records(root, REPORT, publish.keys_in(root, REPORT), columns)
+        return {key: records[0] for key, records in found.items()}
+    return {(r.pop("level_index"), r.pop("node_depth")): r for r in table.to_pylist()}
+
+
 def from_warehouse(root: Path, role: str, like: BoardGenTable | None = None,
                    reports: dict[tuple[int, int], list[dict]] | None = None) -> Source:
     """The warehouse's current calibration: every row with an intact report
