@@ -239,24 +239,24 @@ BASE_COLOR, HEAD_COLOR = "#7f7f7f", "#1f77b4"
 
 def _values(diff: CalibrationDiff, reports: dict) -> dict:
     """``{(key, figure): (base, head, flagged, ci)}`` for every row the page
-    draws: the diff's own for modified and added rows, the stored report's
-    (equal on both sides) for identical rows whose report is of that very
-    version."""
+    draws: the diff's own for modified and added rows; for the rows it did
+    not recompute, the stored report where it is of that very version (an
+    identical row's on both sides, a removed row's on the base side)."""
     out = {}
     for row in diff.rows:
         if row.state in (MODIFIED, ADDED):
             for name, f in row.figures.items():
                 if f.kind != F.CATEGORIES:
                     out[(row.key, name)] = (f.base, f.head, f.flagged, f.ci)
-        elif row.state == "identical":
-            report = reports.get(row.key)
-            if report is not None and report.get("row_fingerprint") == diff.head.rows[row.key].fingerprint:
-                for name, column in CURVE_PANELS:
-                    out[(row.key, name)] = (report.get(column), report.get(column), False, None)
-        else:
-            report = reports.get(row.key)
-            for name, column in CURVE_PANELS:
-                out[(row.key, name)] = ((report or {}).get(column), None, False, None)
+            continue
+        # a row not recomputed: its stored report, where it is of this very version
+        version = (diff.head if row.state == "identical" else diff.base).rows[row.key]
+        report = reports.get(row.key)
+        if report is None or report.get("row_fingerprint") != version.fingerprint:
+            continue
+        for name, column in CURVE_PANELS:
+            out[(row.key, name)] = (report.get(column), report.get(column) if row.state == "identical" else None,
+                                    False, None)
     return out
 
 
