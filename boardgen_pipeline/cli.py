@@ -654,8 +654,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "JSON; PNG or HTML pictures per level)")
     cu.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
     cu.add_argument("--format", choices=("csv", "parquet", "json", "png", "html"), default="csv",
-                    help="csv (default, on stdout), parquet, json, png (one file per level) or html (one "
-                         "self-contained page)")
+                    help="csv (on stdout), parquet, json, png (one file per level) or html (one self-contained page) "
+                         "(default: csv)")
     cu.add_argument("--output", help="the file to write (png: the folder; default: stdout, for png the warehouse's "
                                      "curve/ folder; parquet and html need it unless stdout is a file or pipe)")
     cu.set_defaults(func=cmd_curve)
@@ -675,8 +675,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="extend a row whose figure is undecided on its further scopes, doubling up to 4096 boards "
                          "(default: off)")
     df.add_argument("--fail-on", choices=("verdict", "flagged"), default="verdict",
-                    help="exit 3 when an F4 verdict gets worse (verdict, the default), or also when a change is "
-                         "flagged (flagged)")
+                    help="exit 3 when an F4 verdict gets worse (verdict), or also when a change is flagged (flagged) "
+                         "(default: verdict)")
     df.add_argument("--format", choices=("terminal", "markdown", "html", "json"), default="terminal",
                     help="what stdout gets (default: terminal, 80 columns)")
     df.add_argument("--output", action="append", default=[],

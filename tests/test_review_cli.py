@@ -124,10 +124,17 @@ def test_markdown_past_the_limit_says_so_and_points_to_the_full_report(repo, cap
     result = diff.compare(base, head, diff.Settings(samples=SAMPLES, resamples=199))
     whole = render.markdown(result, "https://ci.example/run/1")
     cut = render.markdown(result, "https://ci.example/run/1", limit=len(whole) - 200)
-    assert len(cut) <= len(whole) - 200 and "The comment stops here: 1 more row(s)" in cut
+    assert len(cut) <= len(whole) - 200 and "The comment stops here: 1 row(s) more exceed" in cut
     assert "The full report: https://ci.example/run/1" in cut
     assert cut.index("F4 verdict changes") < cut.index("Flagged changes")  # the head survives the cut
     assert "The comment stops here" not in whole
+    # a limit the verdict changes alone exceed: the comment keeps its head, and says what it leaves out
+    limit = len(whole.split("| (1,1) | A' |")[0]) + render.RESERVE + len("\n".join(render.LEGEND)) + 5
+    tight = render.markdown(result, "", limit=limit)
+    assert len(tight) <= limit
+    assert "| (1,1) | A |" in tight and "| (1,1) | A' |" not in tight
+    assert re.search(r"stops here: 1 verdict change\(s\), \d+ flagged change\(s\), 1 row\(s\) more", tight)
+    assert "</details>" not in tight and "--format html` or `--format json`" in tight
 
 
 def test_save_writes_the_calibration_diff_view_and_fail_on_flagged(warehouse, tmp_path, capsys):

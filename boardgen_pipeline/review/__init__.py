@@ -16,8 +16,9 @@ them and why the statistics are what they are.
   warehouse's current calibration);
 - ``pairing``: the boards of both versions of a row on the same scopes;
 - ``stats``: thin wrappers over scipy and statsmodels;
-- ``diff``: rows matched, figures tested, the false discovery rate
-  controlled, changes flagged;
+- ``paired``: one modified row's figures, compared paired;
+- ``diff``: rows matched, the false discovery rate controlled, changes
+  flagged, verdict changes;
 - ``render``, ``svg``: the terminal, markdown, HTML and JSON outputs;
 - ``saved``: the ``calibration_diff`` dataset (``--save``).
 """

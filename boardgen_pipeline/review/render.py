@@ -22,7 +22,8 @@ from html import escape
 
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import svg
-from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, CalibrationDiff, FigureDiff, RowDiff
+from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, CalibrationDiff, RowDiff
+from boardgen_pipeline.review.paired import FigureDiff
 
 COMMENT_LIMIT = 65_536  # GitHub's largest issue or pull-request comment
 WIDTH = 80
@@ -165,48 +166,63 @@ def _md_row(row: RowDiff) -> list[str]:
     return lines
 
 
+LEGEND = ["", "<sub>⚑ flagged: q ≤ FDR level and |Δ| > the figure's margin; intervals paired (bootstrap over boards); "
+          "docs/review.md</sub>", ""]
+RESERVE = 400  # characters kept for the closing tag and the sentence that says where the comment stops
+
+
 def markdown(diff: CalibrationDiff, full_report: str = "", limit: int = COMMENT_LIMIT) -> str:
     """The pull-request comment (module docstring). ``full_report``: where the
-    whole report is (a URL, an artifact, a command), named past the limit."""
+    whole report is (a URL, an artifact, a command), named past the limit.
+
+    The comment is made of blocks in the order a reviewer needs them (the
+    counts, each verdict change, each flagged change, then each changed row
+    in the collapsed block); it takes them while they fit and, at the first
+    that does not, stops with a sentence saying what is left out and where
+    the full report is."""
     c = diff.counts()
-    top = [f"### Calibration diff: `{diff.base.label}` → `{diff.head.label}`", ""]
-    top += [f"{headline(diff)[1]}.", "",
+    head = [f"### Calibration diff: `{diff.base.label}` → `{diff.head.label}`", "", f"{headline(diff)[1]}.", "",
             f"**{c[MODIFIED]} modified**, {c[ADDED]} added, {c[REMOVED]} removed, {c['identical']} identical · "
             f"**{c['flagged_figures']} flagged figure(s) in {c['flagged_rows']} row(s)** · "
-            f"F4 verdicts worse: **{c['verdicts_worse']}**", ""]
+            f"F4 verdicts worse: **{c['verdicts_worse']}**", "", "#### F4 verdict changes"]
+    blocks: list[tuple[str, list[str]]] = [("", head)]
     changes = diff.verdict_changes
-    top.append("#### F4 verdict changes")
+    said = {True: "pass", False: "**FAIL**", None: "(new row)"}
     if changes:
-        top += ["| row | assertion | base | head | |", "|---|---|---|---|---|"]
-        said = {True: "pass", False: "**FAIL**", None: "(new row)"}
-        top += [f"| {key_text(v.key)} | {v.assertion} | {said[v.base]} | {said[v.head]} | "
-                f"{'worse' if v.worse else 'better'} |" for v in changes]
+        blocks.append(("", ["| row | assertion | base | head | |", "|---|---|---|---|---|"]))
+        blocks += [("verdict change", [f"| {key_text(v.key)} | {v.assertion} | {said[v.base]} | {said[v.head]} | "
+                                       f"{'worse' if v.worse else 'better'} |"]) for v in changes]
     else:
-        top.append("None.")
-    top.append("")
+        blocks.append(("", ["None."]))
     flagged = [(r, f) for r in diff.flagged_rows for f in r.figures.values() if f.flagged]
-    top.append("#### Flagged changes")
-    top += _md_figures(flagged) if flagged else ["None: no change is both significant and larger than its margin."]
-    top.append("")
-    top += [f"- table `{t['table']}`: {t['change']}" for t in diff.tables]
-    top += [f"- note: {n}" for n in diff.notes]
-    top.append("")
+    blocks.append(("", ["", "#### Flagged changes"]))
+    if flagged:
+        table = _md_figures(flagged)
+        blocks.append(("", table[:2]))
+        blocks += [("flagged change", [line]) for line in table[2:]]
+    else:
+        blocks.append(("", ["None: no change is both significant and larger than its margin."]))
+    blocks.append(("", ["", *(f"- table `{t['table']}`: {t['change']}" for t in diff.tables),
+                       *(f"- note: {n}" for n in diff.notes), ""]))
     listed = [r for r in diff.rows if r.state in (MODIFIED, ADDED, REMOVED) or r.notes]
-    close = ["</details>", "", "<sub>⚑ flagged: q ≤ FDR level and |Δ| > the figure's margin; intervals paired "
-             "(bootstrap over boards); docs/review.md</sub>", ""]
-    body = [f"<details><summary>Every changed row ({len(listed)})</summary>", ""]
-    used = len("\n".join(top + body + close)) + 400  # room for the sentence past the limit
-    for i, row in enumerate(listed):
-        part = _md_row(row) if row.state != "identical" else [f"{key_text(row.key)} identical: {n}" for n in row.notes]
-        size = len("\n".join(part)) + 1
-        if used + size > limit:
-            where = f": {full_report}" if full_report else " (`boardgen diff ... --format html` or `--format json`)"
-            body.append(f"**The comment stops here: {len(listed) - i} more row(s) exceed GitHub's {limit:,}-character "
-                        f"limit. The full report{where}.**")
+    blocks.append(("", [f"<details><summary>Every changed row ({len(listed)})</summary>", ""]))
+    blocks += [("row", _md_row(row) if row.state != "identical" else
+                [f"{key_text(row.key)} identical: {n}" for n in row.notes] + [""]) for row in listed]
+    where = f": {full_report}" if full_report else " (`boardgen diff ... --format html` or `--format json`)"
+    room = limit - len("\n".join(LEGEND)) - RESERVE
+    out, used = [], 0
+    for i, (_, lines) in enumerate(blocks):
+        size = len("\n".join(lines)) + 1
+        if i and used + size > room:  # the head always: it says what the diff is
+            left = [k for k, _ in blocks[i:] if k]
+            counts = ", ".join(f"{left.count(k)} {k}(s)" for k in dict.fromkeys(left))
+            out.append(f"\n**The comment stops here: {counts or 'the rest'} more exceed GitHub's {limit:,}-character "
+                       f"limit. The full report{where}.**\n")
             break
-        body += part
+        out += lines
         used += size
-    return "\n".join(top + body + close)
+    opened = any(line.startswith("<details>") for line in out)
+    return "\n".join(out + (["</details>"] if opened else []) + LEGEND)
 
 
 # --- json -------------------------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from boardgen_pipeline.review import figures as F
-from boardgen_pipeline.review.diff import CalibrationDiff, FigureDiff, RowDiff
+from boardgen_pipeline.review.diff import CalibrationDiff, RowDiff
+from boardgen_pipeline.review.paired import FigureDiff
 from boardgen_pipeline.warehouse import datasets, publish, views
 
 DATASET = datasets.REVIEW
