@@ -24,6 +24,12 @@ Why the bounds are what they are:
 * ``advise --apply`` writes the table, so it needs its rows (``--row`` or
   ``--all``); ``--all`` and ``--dry-run`` only qualify ``--apply`` (issue 23);
 * ``history --row`` is one row key (issue 23: a trajectory is one row's);
+* ``diff`` and ``watch`` (docs/review.md): ``--samples`` as ``calibrate``'s;
+  ``--margin FIGURE=VALUE`` names a figure of the diff and a number >= 0;
+  ``--alpha`` in ``(0, 0.5]`` (a false discovery rate above one half flags
+  noise); ``--resamples`` in ``[99, 99999]`` (fewer cannot reach a p-value of
+  0.02; more costs minutes a row); an ``--output`` file's suffix names its
+  format; ``watch --poll`` in ``(0, 10]`` seconds;
 * ``bench`` takes the ``board_gen`` table's own field domains (SPEC 2.7) and
   its cross-field rules (``r0_max_cap`` range, at least one mine, one safe
   cell); only the cost gate is left out, as the speed presets exceed it on
@@ -188,7 +194,10 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.violations.extend(check_calibrate_environment(values))
         if values.get("rows") is not None and not values.get("regenerate"):
             c.bad("--rows", values["rows"], "names the rows --regenerate generates: give --regenerate --rows ...")
-    elif command == "chart":
+    elif command in ("diff", "watch"):
+        c.violations.extend(check_review(values, c.prog))
+        c.directory("warehouse", must_exist=False)
+    elif command in ("chart", "curve"):
         c.directory("warehouse", must_exist=False)
     elif command == "history":
         c.row_key("row")
@@ -207,6 +216,63 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
     elif command == "ui":
         c.int_range("port", 1, 65535, "a TCP port")
         c.directory("dagster_home", must_exist=False)
+    return c.violations
+
+
+def add_review_options(p) -> None:
+    """The options ``diff`` and ``watch`` share (docs/review.md)."""
+    p.add_argument("--warehouse", help="warehouse directory: stored boards and reports, @warehouse (default: "
+                                       "$BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    p.add_argument("--samples", type=int, default=256, help="boards per row, 1..4096, on the row's calibration scopes "
+                                                            "(default: 256)")
+    p.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
+    p.add_argument("--margin", action="append", default=[], metavar="FIGURE=VALUE",
+                   help="a figure's practical margin, >= 0 (repeatable; default: docs/review.md, or the table "
+                        "header's review_margins)")
+    p.add_argument("--resamples", type=int, default=1999,
+                   help="bootstrap and permutation resamples, 99..99999 (default: 1999)")
+
+
+def parse_margins(items) -> dict[str, float]:
+    """``--margin FIGURE=VALUE`` options as ``{figure: margin}`` (checked by :func:`check_review`)."""
+    out = {}
+    for item in items or ():
+        name, _, value = str(item).partition("=")
+        out[name.strip()] = float(value)
+    return out
+
+
+def check_review(values: Mapping[str, object], prog: str) -> list[Violation]:
+    """``diff`` and ``watch``'s arguments (module docstring)."""
+    import math
+
+    from boardgen_pipeline.review.figures import BY_NAME
+    from boardgen_pipeline.review.render import SUFFIXES
+
+    c = _Checker(prog, values)
+    c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
+    c.seed("master_seed", "the master seed")
+    c.int_range("resamples", 99, 99_999, "bootstrap and permutation resamples")
+    for item in values.get("margin") or ():
+        name, eq, value = str(item).partition("=")
+        if not eq or name.strip() not in BY_NAME:
+            c.bad("--margin", item, f"must be FIGURE=VALUE with FIGURE one of: {', '.join(BY_NAME)}")
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not math.isfinite(number) or number < 0:
+            c.bad("--margin", item, "the margin must be a number >= 0 (the smallest move worth flagging)")
+    alpha = values.get("alpha")
+    if alpha is not None and not (isinstance(alpha, (int, float)) and 0 < alpha <= 0.5):
+        c.bad("--alpha", alpha, "must be in (0, 0.5]: the false discovery rate of the flags")
+    poll = values.get("poll")
+    if poll is not None and not (isinstance(poll, (int, float)) and 0 < poll <= 10):
+        c.bad("--poll", poll, "must be in (0, 10] seconds")
+    for name in values.get("output") or ():
+        if Path(str(name)).suffix.lower() not in SUFFIXES:
+            c.bad("--output", name, f"the suffix names the format: one of {', '.join(SUFFIXES)}")
     return c.violations
 
 

@@ -114,6 +114,13 @@ class PipelineMissing(ServiceUnavailable):
                          f"{missing!r}): pip install 'boardgen[pipeline]'")
 
 
+class SourceError(Exception):
+    """A state of the tables that ``boardgen diff`` cannot read (docs/review.md
+    "BASE and HEAD"): an unknown git revision, a revision without tables, a
+    folder without ``board_gen.toml``, a warehouse without a calibration.
+    ``str()`` is one sentence naming it; exit ``INPUT``, nothing written."""
+
+
 def exit_code(exc: BaseException) -> Exit | None:
     """The exit code (``exits.TABLE``) an error a person can act on stands
     for; None for a bug (which keeps its traceback)."""
@@ -125,6 +132,8 @@ def exit_code(exc: BaseException) -> Exit | None:
         return Exit.STORAGE
     if isinstance(exc, TableError):
         return Exit.USAGE if getattr(exc, "usage", False) else Exit.INPUT
+    if isinstance(exc, SourceError):
+        return Exit.INPUT
     if isinstance(exc, KeyboardInterrupt):
         return Exit.INTERRUPTED
     return None

@@ -79,8 +79,14 @@ def header(text: str) -> str:
     ("dig_ap_cost = \"2\"", "dig_ap_cost", "2", "must be int [1, 8]"),
     ("spawn_side = 4", "spawn_side", 4, "must be 3 or 5 (odd side of the spawn square)"),
     ("spawn_side = 6", "spawn_side", 6, "must be 3 or 5 (odd side of the spawn square)"),
-    ("foo = 1", "foo", 1, "unknown header field; known: ['dig_ap_cost', 'monotone_in_depth', 'spawn_side', "
-     "'survival_is_criterion']"),
+    ("foo = 1", "foo", 1, "unknown header field; known: ['dig_ap_cost', 'monotone_in_depth', 'review_margins', "
+     "'spawn_side', 'survival_is_criterion']"),
+    ("review_margins = 0.05", "review_margins", 0.05,
+     "must be a table of figure = margin, e.g. review_margins = { win_rate = 0.03 }"),
+    ("review_margins = { win_rate = -0.05 }", "review_margins.win_rate", -0.05,
+     "must be a number >= 0 (the smallest move of the figure worth flagging)"),
+    ("review_margins = { win_rate = \"a lot\" }", "review_margins.win_rate", "a lot",
+     "must be a number >= 0 (the smallest move of the figure worth flagging)"),
 ])
 def test_a_header_value_outside_its_domain(tmp_path, text, field, value, message):
     found = refused(write_table(tmp_path / "board_gen.toml", [BASE_ROW], header(text)))

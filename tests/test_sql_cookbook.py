@@ -55,7 +55,7 @@ DRAW_SEEDS = range(40)
 QUERIES = {
     "worst-rows", "retry-rates-by-level", "degraded-exits", "cap-rejections", "inferability-distribution",
     "rebuild-board", "fog-budget", "overlay-coverage", "node-map-templates", "failing-rows-advice",
-    "row-history", "worse-since-yesterday", "perfect-player-guesses",
+    "row-history", "worse-since-yesterday", "perfect-player-guesses", "moved-since-last-week",
 }
 BLOCK = re.compile(r"```sql\n-- name: ([\w-]+)\n(.*?)```", re.S)
 
@@ -529,3 +529,42 @@ def test_perfect_player_guesses(wh):
     assert all(g["assertion_f"] is None for k, g in by_key.items() if k != (2, 0))
     assert any(g["mean_guesses"] > 0 for g in got)  # the fixture has rows that need guesses
 
+
+
+def test_moved_since_last_week(wh):
+    """Query 14 against the history's records and the reports, read here: the
+    two rows edited since their earlier versions (dated HISTORY_AGE back, inside
+    the week) are held against those versions, the largest move first."""
+    got = wh.query("moved-since-last-week")
+    cutoff = datetime.now(UTC) - timedelta(days=7)
+    expected = []
+    for r in wh.reports:
+        key = (r["level_index"], r["node_depth"])
+        versions = sorted((h for h in wh.history if (h["level_index"], h["node_depth"]) == key),
+                          key=lambda h: h["published_at"])
+        before = [h for h in versions if h["published_at"] < cutoff]
+        then = before[-1] if before else versions[0]
+        if then["batch_fingerprint"] == r["batch_fingerprint"]:
+            continue
+        moves = (r["p10"] - then["p10"], r["passed"] / r["samples"] - then["pass_rate"], r["win_rate"] - then["win_rate"])
+        expected.append((key, max(abs(m) for m in moves), moves, then))
+    expected.sort(key=lambda e: (-e[1], e[0]))
+    assert sorted(e[0] for e in expected) == sorted(EARLIER)  # every other row is as it was
+    assert [(g["level_index"], g["node_depth"]) for g in got] == [e[0] for e in expected]
+    for g, (key, moved, (p10, pass_rate, win_rate), then) in zip(got, expected):
+        assert g["moved"] == approx(moved) and g["p10_change"] == approx(p10)
+        assert g["pass_rate_change"] == approx(pass_rate) and g["win_rate_change"] == approx(win_rate)
+        assert g["then_published_at"] == then["published_at"] and g["then_before_since"] is False
+        assert g["row_edited"] is True
+    # a cutoff after the earlier versions: they are now the rows' newest versions before it
+    sql = doc_queries()["moved-since-last-week"].replace("interval 7 day", "interval 1 day")
+    con = duckdb.connect(str(wh.root / datasets.DB_NAME), read_only=True)
+    try:
+        day = con.execute(sql).fetchall()
+        names = [d[0] for d in con.description]
+    finally:
+        con.close()
+    day = [dict(zip(names, row)) for row in day]
+    assert [(d["level_index"], d["node_depth"], d["then_published_at"]) for d in day] == \
+        [(g["level_index"], g["node_depth"], g["then_published_at"]) for g in got]
+    assert all(d["then_before_since"] is True for d in day)

@@ -173,6 +173,36 @@ def difficulty_curve_png(rows: list[dict]) -> bytes:
     return _png(fig)
 
 
+def curve_level_png(level: int, rows: list[dict], panels) -> bytes:
+    """One level of the difficulty curve (the curve export, docs/review.md):
+    a panel per figure against depth, ``panels`` as ``(title, column, band)``
+    with ``band`` the columns of its interval or its p10-p90 (None: none);
+    the Boss row starred. Panels whose figure no row has are left out."""
+    drawn = [p for p in panels if any(r.get(p[1]) is not None for r in rows)]
+    columns = 4
+    lines = max(1, -(-len(drawn) // columns))
+    fig, axes = _pyplot().subplots(lines, columns, squeeze=False, figsize=(3.2 * columns, 2.4 * lines))
+    depth = [r["node_depth"] for r in rows]
+    for ax, (title, column, band) in zip(axes.flat, drawn):
+        values = [r.get(column) for r in rows]
+        if band is not None:
+            low, high = [r.get(band[0]) for r in rows], [r.get(band[1]) for r in rows]
+            if None not in low + high:
+                ax.fill_between(depth, low, high, color="#9ecae1")
+        ax.plot(depth, [float("nan") if v is None else v for v in values], "o-", color="#08519c")
+        boss = [(r["node_depth"], r.get(column)) for r in rows if r.get("boss_row") and r.get(column) is not None]
+        if boss:
+            ax.plot(*zip(*boss), "*", color="#d62728", markersize=12, label="Boss row")
+        ax.set_title(f"level {level}: {title}", fontsize=9)
+        ax.set_xlabel("node depth", fontsize=8)
+        ax.set_xticks(depth)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(drawn):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return _png(fig)
+
+
 def _write_atomic(path, data: bytes):
     """A chart file, written as every warehouse file is (``files.atomic_write``)."""
     from pathlib import Path

@@ -133,6 +133,9 @@ class Header:
     dig_ap_cost: int = 1  # read-only copy of the action economy's price (seed 001 F3)
     # check F fails the row (error) instead of warning, where a row sets min_mean_survival (issue 30)
     survival_is_criterion: bool = False
+    # the calibration diff's practical margins that replace its defaults, ((figure, margin), ...): the
+    # figure names are the diff's to check (docs/review.md); decides no board
+    review_margins: tuple[tuple[str, float], ...] = ()
 
     @property
     def spawn_cells(self) -> int:
@@ -209,7 +212,7 @@ def _row_label(raw: dict, index: int | None = None) -> str:
 
 
 def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
-    known = {"spawn_side", "monotone_in_depth", "dig_ap_cost", "survival_is_criterion"}
+    known = {"spawn_side", "monotone_in_depth", "dig_ap_cost", "survival_is_criterion", "review_margins"}
     for name in sorted(set(raw) - known):
         violations.append(Violation(path, "header", name, raw[name], "unknown_field",
                                     f"unknown header field; known: {sorted(known)}"))
@@ -233,7 +236,24 @@ def _header(path: str, raw: dict, violations: list[Violation]) -> Header:
         violations.append(Violation(path, "header", "survival_is_criterion", criterion, "domain",
                                     "must be true or false (check F: an error instead of a warning)"))
         criterion = False
-    return Header(side, tuple(mono), cost, criterion)
+    return Header(side, tuple(mono), cost, criterion, _review_margins(path, raw.get("review_margins", {}), violations))
+
+
+def _review_margins(path: str, raw, violations: list[Violation]) -> tuple[tuple[str, float], ...]:
+    """The header's ``review_margins``: a table of figure = margin, each a
+    number >= 0 (which figures exist is the calibration diff's to say)."""
+    if not isinstance(raw, dict):
+        violations.append(Violation(path, "header", "review_margins", raw, "domain",
+                                    "must be a table of figure = margin, e.g. review_margins = { win_rate = 0.03 }"))
+        return ()
+    out = []
+    for name, margin in sorted(raw.items()):
+        if type(margin) not in (int, float) or not math.isfinite(margin) or margin < 0:
+            violations.append(Violation(path, "header", f"review_margins.{name}", margin, "domain",
+                                        "must be a number >= 0 (the smallest move of the figure worth flagging)"))
+            continue
+        out.append((name, float(margin)))
+    return tuple(out)
 
 
 def _row(path: str, raw: dict, header: Header, violations: list[Violation], index: int | None = None,

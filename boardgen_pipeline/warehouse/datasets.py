@@ -61,7 +61,10 @@ HISTORY = "calibration_history"
 # A row whose boards changed without a change of the row (``steps.determinism``): one record, its first
 # differing board; kept until the row reproduces or its version changes.
 DRIFT = "row_drift"
-DATASETS = (*ROW_DATASETS, *FLAT_DATASETS, HISTORY, DRIFT)
+# One file, the last calibration diff written with ``boardgen diff --save`` (``review.saved``): no run
+# makes it, nothing regenerates it.
+REVIEW = "calibration_diff"
+DATASETS = (*ROW_DATASETS, *FLAT_DATASETS, HISTORY, DRIFT, REVIEW)
 
 
 DB_NAME = "boardgen.duckdb"

@@ -48,7 +48,8 @@ ROOT_VARIABLE = "boardgen_root"
 
 
 def _pattern(dataset: str) -> str:
-    return f"/{dataset}/*.parquet" if dataset in datasets.FLAT_DATASETS else f"/{dataset}/*/*/*.parquet"
+    one_file = (*datasets.FLAT_DATASETS, datasets.REVIEW)
+    return f"/{dataset}/*.parquet" if dataset in one_file else f"/{dataset}/*/*/*.parquet"
 
 
 def glob_for(root: Path, dataset: str) -> str:
@@ -88,6 +89,7 @@ VIEW_SQL = {
     ),
     "row_checks": "select * from read_parquet({row_checks}, hive_partitioning=true)",
     "row_drift": "select * from read_parquet({row_drift}, hive_partitioning=true)",
+    "calibration_diff": "select * from read_parquet({calibration_diff})",
 }
 
 

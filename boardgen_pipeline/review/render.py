@@ -1,0 +1,334 @@
+"""The calibration diff for the people and machines that review it (seed 001
+P2 "C3 全行审计"; docs/review.md "Outputs" and "JSON schema").
+
+- :func:`terminal`: a table that fits 80 columns;
+- :func:`markdown`: a pull-request comment of at most :data:`COMMENT_LIMIT`
+  characters: the verdict changes and the flagged rows first, the rest in a
+  collapsed block, and past the limit a sentence that says so and points to
+  the full report;
+- :func:`html`: one self-contained page, each level's curve, base against
+  head, the flagged points circled;
+- :func:`json_text`: one object (the schema is ``diff.CalibrationDiff.to_json``).
+
+Verdict changes always come before any statistic: they decide the exit
+code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+
+from boardgen_pipeline.review import figures as F
+from boardgen_pipeline.review import svg
+from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, CalibrationDiff, RowDiff
+from boardgen_pipeline.review.paired import FigureDiff
+
+COMMENT_LIMIT = 65_536  # GitHub's largest issue or pull-request comment
+WIDTH = 80
+
+
+def number(x) -> str:
+    """A figure's value in a few characters."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    return f"{x:.3f}"
+
+
+def signed(x) -> str:
+    text = number(x)
+    return text if text.startswith("-") or text == "-" else "+" + text
+
+
+def q_text(q) -> str:
+    if q is None:
+        return "-"
+    return "<0.001" if q < 0.001 else f"{q:.3f}"
+
+
+def interval(ci) -> str:
+    return "-" if ci is None else f"[{number(ci[0])}, {number(ci[1])}]"
+
+
+def key_text(key) -> str:
+    return f"({key[0]},{key[1]})"
+
+
+def headline(diff: CalibrationDiff) -> list[str]:
+    c, s = diff.counts(), diff.settings
+    stop = ", until decided" if s.until_decided else ""
+    return [f"calibration diff: {diff.base.label} -> {diff.head.label}",
+            f"{s.samples} boards a row on the same scopes (paired), master seed {s.master_seed}, "
+            f"FDR {s.alpha:g} (Benjamini-Hochberg){stop}",
+            f"rows: {c[MODIFIED]} modified, {c[ADDED]} added, {c[REMOVED]} removed, {c['identical']} identical; "
+            f"{c['flagged_figures']} flagged figure(s) in {c['flagged_rows']} row(s)"]
+
+
+def shown(row: RowDiff) -> list[FigureDiff]:
+    """The figures worth a line: flagged, or moved."""
+    return [f for f in row.figures.values() if f.flagged or (f.p is not None and f.size > 0)]
+
+
+def f4_text(verdicts: dict | None) -> str:
+    """A version's F4 verdict in a few words."""
+    if not verdicts:
+        return "F4 not evaluated"
+    failing = [a for a in ASSERTIONS if verdicts.get(a) is False]
+    return "F4 passes" if not failing else f"F4 FAILS ({', '.join(failing)})"
+
+
+def exit_moves(f: FigureDiff, short: bool = False) -> str:
+    """The exits whose share moved, e.g. ``passed -0.108, least_bad +0.050``."""
+    said = {"passed": "pass", "best_legal": "best", "least_bad": "least"} if short else {}
+    return ", ".join(f"{said.get(k, k)} {signed(v)}" for k, v in f.delta.items() if v) or "none"
+
+
+def _row_title(row: RowDiff) -> str:
+    if row.state == MODIFIED:
+        pairs = "" if row.identical_boards is None else f"; {row.identical_boards:.0%} of pairs the same board"
+        return (f"{key_text(row.key)} modified: {', '.join(row.changes)}; {f4_text(row.head_verdicts)}{pairs}; "
+                f"{row.samples} boards")
+    if row.state == ADDED:
+        return f"{key_text(row.key)} added: {f4_text(row.head_verdicts)} on {row.samples} boards"
+    return f"{key_text(row.key)} removed"
+
+
+def _wrap(text: str, indent: str = "  ") -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+
+def terminal(diff: CalibrationDiff) -> str:
+    """The diff as text that fits 80 columns."""
+    lines = [w for line in headline(diff) for w in _wrap(line)]
+    changes = diff.verdict_changes
+    lines.append("F4 verdict changes:" + (" none" if not changes else ""))
+    lines += [f"  {v.text()}{'   WORSE' if v.worse else ''}" for v in changes]
+    for t in diff.tables:
+        lines.append(f"table {t['table']}: {t['change']}")
+    for note in diff.notes:
+        lines += _wrap(f"note: {note}")
+    head = f"  {'figure':<22}{'base':>8}{'head':>8}{'delta':>9}  {'interval':<19}{'q':>8}"
+    for row in sorted(diff.rows, key=lambda r: (not r.flagged, r.key)):
+        if row.state not in (MODIFIED, ADDED, REMOVED):
+            lines += [w for note in row.notes for w in _wrap(f"{key_text(row.key)} identical: {note}")]
+            continue
+        lines.append("")
+        lines += _wrap(_row_title(row))
+        lines += [w for note in row.notes for w in _wrap(f"  note: {note}", "    ")]
+        if row.state != MODIFIED:
+            continue
+        figures = shown(row)
+        if not figures:
+            lines.append("  every figure equal: no board's figures moved")
+            continue
+        lines.append(head)
+        for f in figures:
+            mark = " *" if f.flagged else ""
+            if f.kind == F.CATEGORIES:
+                lines.append(f"  {f.name + mark:<22}{exit_moves(f, short=True):<44}{q_text(f.q):>8}")
+                continue
+            lines.append(f"  {f.name + mark:<22}{number(f.base):>8}{number(f.head):>8}{signed(f.delta):>9}  "
+                         f"{interval(f.ci):<19}{q_text(f.q):>8}")
+    lines.append("")
+    lines.append("* flagged: q <= FDR level and |delta| > the figure's margin (docs/review.md)")
+    return "\n".join(lines) + "\n"
+
+
+# --- markdown ---------------------------------------------------------------------------------------------------
+
+def _md_figures(rows: list[tuple[RowDiff, FigureDiff]]) -> list[str]:
+    out = ["| row | figure | base | head | Δ | interval | q | boards same |", "|---|---|---|---|---|---|---|---|"]
+    for row, f in rows:
+        name = f"**{f.name}** ⚑" if f.flagged else f.name
+        same = "-" if row.identical_boards is None else f"{row.identical_boards:.0%}"
+        if f.kind == F.CATEGORIES:
+            out.append(f"| {key_text(row.key)} | {name} | | | {exit_moves(f)} | | {q_text(f.q)} | {same} |")
+            continue
+        out.append(f"| {key_text(row.key)} | {name} | {number(f.base)} | {number(f.head)} | {signed(f.delta)} | "
+                   f"{interval(f.ci)} | {q_text(f.q)} | {same} |")
+    return out
+
+
+def _md_row(row: RowDiff) -> list[str]:
+    lines = [f"**{_row_title(row)}**", ""]
+    lines += [f"- {note}" for note in row.notes]
+    if row.state == MODIFIED:
+        figures = shown(row)
+        lines += _md_figures([(row, f) for f in figures]) if figures else ["every figure equal: no board's figures moved"]
+    lines.append("")
+    return lines
+
+
+LEGEND = ["", "<sub>⚑ flagged: q ≤ FDR level and |Δ| > the figure's margin; intervals paired (bootstrap over boards); "
+          "docs/review.md</sub>", ""]
+RESERVE = 400  # characters kept for the closing tag and the sentence that says where the comment stops
+
+
+def markdown(diff: CalibrationDiff, full_report: str = "", limit: int = COMMENT_LIMIT) -> str:
+    """The pull-request comment (module docstring). ``full_report``: where the
+    whole report is (a URL, an artifact, a command), named past the limit.
+
+    The comment is made of blocks in the order a reviewer needs them (the
+    counts, each verdict change, each flagged change, then each changed row
+    in the collapsed block); it takes them while they fit and, at the first
+    that does not, stops with a sentence saying what is left out and where
+    the full report is."""
+    c = diff.counts()
+    head = [f"### Calibration diff: `{diff.base.label}` → `{diff.head.label}`", "", f"{headline(diff)[1]}.", "",
+            f"**{c[MODIFIED]} modified**, {c[ADDED]} added, {c[REMOVED]} removed, {c['identical']} identical · "
+            f"**{c['flagged_figures']} flagged figure(s) in {c['flagged_rows']} row(s)** · "
+            f"F4 verdicts worse: **{c['verdicts_worse']}**", "", "#### F4 verdict changes"]
+    blocks: list[tuple[str, list[str]]] = [("", head)]
+    changes = diff.verdict_changes
+    said = {True: "pass", False: "**FAIL**", None: "(new row)"}
+    if changes:
+        blocks.append(("", ["| row | assertion | base | head | |", "|---|---|---|---|---|"]))
+        blocks += [("verdict change", [f"| {key_text(v.key)} | {v.assertion} | {said[v.base]} | {said[v.head]} | "
+                                       f"{'worse' if v.worse else 'better'} |"]) for v in changes]
+    else:
+        blocks.append(("", ["None."]))
+    flagged = [(r, f) for r in diff.flagged_rows for f in r.figures.values() if f.flagged]
+    blocks.append(("", ["", "#### Flagged changes"]))
+    if flagged:
+        table = _md_figures(flagged)
+        blocks.append(("", table[:2]))
+        blocks += [("flagged change", [line]) for line in table[2:]]
+    else:
+        blocks.append(("", ["None: no change is both significant and larger than its margin."]))
+    blocks.append(("", ["", *(f"- table `{t['table']}`: {t['change']}" for t in diff.tables),
+                       *(f"- note: {n}" for n in diff.notes), ""]))
+    listed = [r for r in diff.rows if r.state in (MODIFIED, ADDED, REMOVED) or r.notes]
+    blocks.append(("", [f"<details><summary>Every changed row ({len(listed)})</summary>", ""]))
+    blocks += [("row", _md_row(row) if row.state != "identical" else
+                [f"{key_text(row.key)} identical: {n}" for n in row.notes] + [""]) for row in listed]
+    where = f": {full_report}" if full_report else " (`boardgen diff ... --format html` or `--format json`)"
+    room = limit - len("\n".join(LEGEND)) - RESERVE
+    out, used = [], 0
+    for i, (_, lines) in enumerate(blocks):
+        size = len("\n".join(lines)) + 1
+        if i and used + size > room:  # the head always: it says what the diff is
+            left = [k for k, _ in blocks[i:] if k]
+            counts = ", ".join(f"{left.count(k)} {k}(s)" for k in dict.fromkeys(left))
+            out.append(f"\n**The comment stops here: {counts or 'the rest'} more exceed GitHub's {limit:,}-character "
+                       f"limit. The full report{where}.**\n")
+            break
+        out += lines
+        used += size
+    opened = any(line.startswith("<details>") for line in out)
+    return "\n".join(out + (["</details>"] if opened else []) + LEGEND)
+
+
+# --- json -------------------------------------------------------------------------------------------------------
+
+def plain(value):
+    """``value`` with NaN as null (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def json_text(diff: CalibrationDiff) -> str:
+    return json.dumps(plain(diff.to_json()), indent=1, allow_nan=False) + "\n"
+
+
+# --- html -------------------------------------------------------------------------------------------------------
+
+# Panels of a level's curve: the figure, and the report column that holds it for a row not recomputed
+# (``sources.report_columns(root, REPORT_COLUMNS)`` reads them).
+CURVE_PANELS = (("win_rate", "win_rate"), ("inferability_p10", "p10"), ("inferability_p50", "p50"),
+                ("mean_survival", "mean_survival"), ("mean_guesses", "mean_guesses"), ("no_guess_share", "no_guess_share"),
+                ("retry_rate", "retry_rate"), ("mean_attempts", "mean_attempts"), ("bbbv_p50", "bbbv_p50"))
+REPORT_COLUMNS = (*(column for _, column in CURVE_PANELS), "row_fingerprint")
+BASE_COLOR, HEAD_COLOR = "#7f7f7f", "#1f77b4"
+
+
+def _values(diff: CalibrationDiff, reports: dict) -> dict:
+    """``{(key, figure): (base, head, flagged, ci)}`` for every row the page
+    draws: the diff's own for modified and added rows; for the rows it did
+    not recompute, the stored report where it is of that very version (an
+    identical row's on both sides, a removed row's on the base side)."""
+    out = {}
+    for row in diff.rows:
+        if row.state in (MODIFIED, ADDED):
+            for name, f in row.figures.items():
+                if f.kind != F.CATEGORIES:
+                    out[(row.key, name)] = (f.base, f.head, f.flagged, f.ci)
+            continue
+        # a row not recomputed: its stored report, where it is of this very version
+        version = (diff.head if row.state == "identical" else diff.base).rows[row.key]
+        report = reports.get(row.key)
+        if report is None or report.get("row_fingerprint") != version.fingerprint:
+            continue
+        for name, column in CURVE_PANELS:
+            out[(row.key, name)] = (report.get(column), report.get(column) if row.state == "identical" else None,
+                                    False, None)
+    return out
+
+
+def html(diff: CalibrationDiff, reports: dict | None = None) -> str:
+    """The self-contained page (module docstring); ``reports``: the
+    warehouse's stored reports by row key, which draw the rows the diff did
+    not recompute."""
+    values = _values(diff, reports or {})
+    body = [f"<h1>{escape(headline(diff)[0])}</h1>"] + [f"<p>{escape(line)}</p>" for line in headline(diff)[1:]]
+    changes = diff.verdict_changes
+    body.append("<h2>F4 verdict changes</h2>")
+    if changes:
+        body.append("<table><tr><th>row</th><th>assertion</th><th>base</th><th>head</th></tr>")
+        body += [f'<tr class="{"worse" if v.worse else "better"}"><td>{key_text(v.key)}</td><td>{escape(v.assertion)}'
+                 f"</td><td>{v.base}</td><td>{v.head}</td></tr>" for v in changes]
+        body.append("</table>")
+    else:
+        body.append("<p>None.</p>")
+    body += [f"<p>table {escape(t['table'])}: {t['change']}</p>" for t in diff.tables]
+    body += [f"<p>note: {escape(n)}</p>" for n in diff.notes]
+    body.append(f'<h2>Curves, base (<span style="color:{BASE_COLOR}">grey, dashed</span>) against head '
+                f'(<span style="color:{HEAD_COLOR}">blue</span>), flagged points circled in red</h2>')
+    keys = sorted({row.key for row in diff.rows})
+    for level in sorted({k[0] for k in keys}):
+        depths = [k[1] for k in keys if k[0] == level]
+        panels = []
+        for name, _ in CURVE_PANELS:
+            got = [(d, values.get(((level, d), name))) for d in depths]
+            base = svg.Series("base", BASE_COLOR, [(d, v[0] if v else None) for d, v in got], dashed=True)
+            head = svg.Series("head", HEAD_COLOR, [(d, v[1] if v else None) for d, v in got],
+                              band=[(d, v[0] + v[3][0], v[0] + v[3][1]) for d, v in got if v and v[3] and v[0] is not None])
+            marks = [(d, v[1]) for d, v in got if v and v[2]]
+            panels.append(svg.panel(name, [base, head], marks))
+        body.append(f"<h3>level {level}</h3><div class=\"level\">{''.join(panels)}</div>")
+    body.append("<h2>Changed rows</h2>")
+    for row in sorted(diff.rows, key=lambda r: (not r.flagged, r.key)):
+        if row.state not in (MODIFIED, ADDED, REMOVED):
+            continue
+        body.append(f"<h3>{escape(_row_title(row))}</h3>")
+        body += [f"<p>note: {escape(n)}</p>" for n in row.notes]
+        figures = shown(row) if row.state == MODIFIED else []
+        if figures:
+            body.append("<table><tr><th>figure</th><th>base</th><th>head</th><th>delta</th><th>interval</th><th>p</th>"
+                        "<th>q</th><th>margin</th></tr>")
+            for f in figures:
+                cls = ' class="flag"' if f.flagged else ""
+                if f.kind == F.CATEGORIES:
+                    body.append(f"<tr{cls}><td>{f.name}</td><td colspan=4>{exit_moves(f)}</td><td>{q_text(f.p)}</td>"
+                                f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
+                    continue
+                body.append(f"<tr{cls}><td>{f.name}</td><td>{number(f.base)}</td><td>{number(f.head)}</td>"
+                            f"<td>{signed(f.delta)}</td><td>{interval(f.ci)}</td><td>{q_text(f.p)}</td>"
+                            f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
+            body.append("</table>")
+    return svg.page(headline(diff)[0], body)
+
+
+RENDERERS = {"terminal": terminal, "markdown": markdown, "json": json_text, "html": html}
+SUFFIXES = {".txt": "terminal", ".md": "markdown", ".json": "json", ".html": "html", ".htm": "html"}
