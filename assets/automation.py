@@ -179,7 +179,7 @@ def _keys(*names) -> list[dg.AssetKey]:
 
 
 def _request(request: regen.Request, order: list[str], checks: list[dg.AssetCheckKey]) -> dg.RunRequest:
-    tags = {night.TRIGGER_TAG: "table_edit", REASON_TAG: request.reason}
+    tags = {night.TRIGGER_TAG: night.TABLE_EDIT, REASON_TAG: request.reason}
     draws = [DRAWS] if request.draws else []
     if request.kind == regen.VALIDATE:
         return dg.RunRequest(asset_selection=_keys(*TABLES), tags=tags)

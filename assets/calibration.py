@@ -232,8 +232,16 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
             yield check_result(determinism.outcome(root, table, found.samples, found.master_seed), BOARDS,
                                overview=True)
         if table_check.CHECK_EVERY_ROW in checks:
-            yield check_result(table_check.every_row_outcome(root, table, found.samples, found.master_seed,
-                                                             unfinished_rows(context)), REPORT, overview=True)
+            every = table_check.every_row_outcome(root, table, found.samples, found.master_seed,
+                                                  unfinished_rows(context))
+            if context.run.tags.get(night.TRIGGER_TAG) == night.TABLE_EDIT and made:
+                # what the edit did to each row it changed, against the row's previous version
+                from boardgen_pipeline.review import edit_report
+
+                edits = edit_report.markdown_against_previous(root, catalog, [r.key for r in made], found.samples,
+                                                              found.master_seed)
+                every.pictures.update({f"edited {pk} against its previous version": md for pk, md in edits.items()})
+            yield check_result(every, REPORT, overview=True)
     views.refresh_views_atomic(root)  # once, when the step made a dataset's first file
     if failed:
         raise dg.Failure(description=f"{len(failed)} of {len(made) + len(failed)} rows failed: " + "; ".join(failed[:5]),

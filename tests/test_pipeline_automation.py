@@ -59,9 +59,10 @@ def tick(instance, defs, settings, cursor=None):
 
 
 def execute(defs, instance, requests):
-    """Run what the sensor asked for, with the selection and the partitions it asked for."""
-    for req in requests:
-        assert run_request(defs, instance, req).success
+    """Run what the sensor asked for, with the selection and the partitions it asked for; the results."""
+    results = [run_request(defs, instance, req) for req in requests]
+    assert all(r.success for r in results)
+    return results
 
 
 def edit_row(tables, key, field, value):
@@ -104,7 +105,12 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         _, again, _ = tick(instance, defs, settings, cursor)
         assert again == []
 
-        execute(defs, instance, requests)
+        (edit,) = execute(defs, instance, requests)
+        # the edit run's verdict carries what the edit did to the row, against its previous version
+        every = {c.check_name: c for c in edit.get_asset_check_evaluations()}[CHECK_EVERY_ROW]
+        shown = every.metadata["edited 1-0 against its previous version"].value
+        assert shown.startswith("**Row (1,0) against its previous version**") and "**paired** on the same 8 scopes" in shown
+        assert "changed: inferability_target 0.85->0.86" in shown
         after = files_state(root)
         changed = {p for p in after if after[p] != before.get(p)}
         # the node-map draws and the figures (the fixture has no pools) are recomputed in the run,

@@ -53,7 +53,7 @@ TRIGGER_TAG = "boardgen/trigger"  # schedule, nightly (boardgen nightly), table_
 FOLLOW_TAG = "boardgen/follow"  # who starts what follows the rows: "daemon" or "process"
 HOST_TAG, PID_TAG = "boardgen/host", "boardgen/pid"  # where the run is executed, when a boardgen process does it
 LAUNCHER_TAG = "boardgen/launcher"  # host:pid of the process that asked for the run (a schedule, a nightly)
-SCHEDULE, NIGHTLY = "schedule", "nightly"
+SCHEDULE, NIGHTLY, TABLE_EDIT = "schedule", "nightly", "table_edit"
 DAEMON, PROCESS = "daemon", "process"
 TRIGGERS = (SCHEDULE, NIGHTLY)
 
