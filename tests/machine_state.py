@@ -212,5 +212,8 @@ def leaks(before: Snapshot, after: Snapshot, marker: str) -> tuple[list[str], li
     for name, now in sorted(after.roles.items()):
         added = now - before.roles.get(name, now)
         if added:
-            bad.append(f"role(s) added to the machine's cluster {name}: {', '.join(sorted(added))}")
+            # a role does not say who made it: on a machine shared with another test session, name the suspect
+            bad.append(f"role(s) added to the machine's cluster {name} while the tests ran: {', '.join(sorted(added))}"
+                       + (" (an earlier set-up's superuser: scripts/ensure_postgres_binaries.sh drops it)"
+                          if "boardgen_test" in added else ""))
     return bad, notes

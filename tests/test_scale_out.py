@@ -173,7 +173,7 @@ def test_an_unreachable_scheduler_stops_the_nightly_before_anything_is_written(t
     root, home = tmp_path / "warehouse", tmp_path / "home"
     extra, env = (("--dask", address), {}) if how == "option" else ((), {"BOARDGEN_DASK": address})
     rc, out, err = nightly(tables, root, home, *extra, env=env)
-    assert rc == 2, out + err
+    assert rc == 6, out + err  # exits.Exit.UNAVAILABLE: the address is sound, nobody answers there
     line = f"BOARDGEN_DASK={address}: no Dask scheduler answers there"
     assert err.startswith(f"error: {line}") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not root.exists() and not home.exists()
@@ -192,6 +192,6 @@ def test_calibrate_on_an_unreachable_scheduler_writes_nothing(tmp_path):
     p = subprocess.run([str(Path(sys.executable).with_name("boardgen")), "calibrate", "--tables",
                         str(copy_fixture("small", tmp_path)), "--warehouse", str(root), "--dask", address],
                        cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT)
-    assert p.returncode == 2 and p.stderr.startswith(f"error: --dask={address}: no Dask scheduler answers there")
+    assert p.returncode == 6 and p.stderr.startswith(f"error: --dask={address}: no Dask scheduler answers there")
     assert "Traceback" not in p.stderr
     assert not any(root.rglob("*.parquet"))
