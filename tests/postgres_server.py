@@ -159,7 +159,8 @@ def sweep_stale(base: Path | None = None) -> list[Path]:
         if owner is None and time.time() - folder.stat().st_mtime < START_DEADLINE_SECONDS:
             continue  # a folder another session is setting up right now has no owner file for a moment
         _remove_folder(folder)
-        removed.append(folder)
+        if not folder.exists():  # another user's folder stays: theirs to sweep
+            removed.append(folder)
     return removed
 
 
