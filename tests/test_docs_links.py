@@ -210,4 +210,4 @@ def test_the_checker_finds_what_it_looks_for(tmp_path):
     assert found == ["../nowhere.md", "../testing.md#no-such-heading", "tests/no_such_test.py",
                      "boardgen_pipeline.exits.no_such_name", "boardgen_dagster/gone.py", "assets/gone.py"]
     assert slug("Scale-out: every core, a Dask cluster, Kubernetes") == "scale-out-every-core-a-dask-cluster-kubernetes"
-    assert slug("Stand on the engine (issue 28)") == "stand-on-the-engine-issue-28"
+    assert slug("Scale (600 rows, 2 cores)") == "scale-600-rows-2-cores"
