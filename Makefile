@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine with only python3:
 #   make run   - the nightly calibration into warehouse/ (`boardgen nightly`; prints where to look)
 #   make test  - the test suite (what .ci/run runs): ruff, import-linter, pytest; installs Debian's
-#                Chromium for the browser test when missing and run as root (scripts/ensure_chromium.sh);
+#                Chromium for the browser test when missing and run as root (scripts/ensure_chromium.sh),
+#                and PostgreSQL's binaries, never a cluster (scripts/ensure_postgres_binaries.sh); the
 #                PostgreSQL tests run on a throwaway server the tests start (tests/postgres_server.py)
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
@@ -31,6 +32,7 @@ run: $(VENV)/.stamp-pipeline
 
 test: $(VENV)/.stamp-test
 	bash scripts/ensure_chromium.sh
+	bash scripts/ensure_postgres_binaries.sh
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -81,20 +80,72 @@ def pytest_collection_finish(session):
 
 def pytest_sessionfinish(session):
     bounds = sys.modules.get("tests.test_kernels_bounds")
-    if bounds is None:
+    if bounds is not None:
+        proc, workdir = session.config.stash.get(bounds.FUZZ_KEY, (None, None))
+        if proc is not None:
+            if proc.poll() is None:  # the session ended before the fuzz test waited for it
+                proc.kill()
+                proc.wait()
+            shutil.rmtree(workdir, ignore_errors=True)
+    _check_the_machine(session)
+
+
+# --- the machine as the suite found it (tests/machine_state.py) ---------------------------------
+
+MACHINE_KEY = pytest.StashKey[tuple]()
+LEAK_DEADLINE_SECONDS = 60  # a process on its way out gets this long to close its socket; a leak never does
+
+
+def pytest_configure(config):
+    # The session's processes carry a marker of their own, so that what one of them leaves listening is
+    # told apart from what other processes of a shared machine open meanwhile. Taken once, by the
+    # process that starts the session (pytest-xdist's workers inherit it, and every process they start).
+    if hasattr(config, "workerinput"):
         return
-    proc, workdir = session.config.stash.get(bounds.FUZZ_KEY, (None, None))
-    if proc is not None:
-        if proc.poll() is None:  # the session ended before the fuzz test waited for it
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
+    from tests import machine_state
+
+    marker = uuid.uuid4().hex
+    os.environ[machine_state.MARKER] = marker
+    config.stash[MACHINE_KEY] = (marker, machine_state.snapshot())
 
 
-# --- a real PostgreSQL server (issue 28: "make test runs against a real PostgreSQL server") --------
+def _check_the_machine(session) -> None:
+    """After the last test (pytest-xdist's workers have finished theirs): no
+    listening port or socket, no machine cluster started, no role added by
+    this session; else the session fails, naming each."""
+    if MACHINE_KEY not in session.config.stash:
+        return  # a pytest-xdist worker: the process that started the session checks
+    import time
+
+    from tests import machine_state
+
+    marker, before = session.config.stash[MACHINE_KEY]
+    deadline = time.monotonic() + LEAK_DEADLINE_SECONDS
+    while True:
+        bad, notes = machine_state.leaks(before, machine_state.snapshot(), marker)
+        if not bad or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(text: str, **markup) -> None:
+        reporter.write_line(text, **markup) if reporter is not None else print(text, file=sys.stderr)
+
+    if reporter is not None and (bad or notes):
+        reporter.write("\n")  # after the progress line of the last test
+
+    for note in notes:
+        say(f"machine check: {note}")
+    if bad:
+        say("!" * 20 + " the test session changed this machine " + "!" * 20, red=True, bold=True)
+        for line in bad:
+            say(f"LEAK: {line}", red=True, bold=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# --- a real PostgreSQL server, thrown away after the session (tests/postgres_server.py) ---------
 
 PG_URL_ENV = "BOARDGEN_TEST_POSTGRES_URL"
-PG_DEFAULT = "postgresql://boardgen_test:boardgen_test@127.0.0.1:5432/postgres"
 
 
 def _pg_connect(url: str):
@@ -106,23 +157,42 @@ def _pg_connect(url: str):
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> str:
-    """The URL of a PostgreSQL server a superuser may create databases on:
-    ``$BOARDGEN_TEST_POSTGRES_URL``, else the one ``scripts/ensure_postgres.sh``
-    starts (``make test`` runs it; run here again when nothing answers)."""
+def postgres_server():
+    """The URL of a PostgreSQL server whose user may create databases:
+    ``$BOARDGEN_TEST_POSTGRES_URL`` (a server of your own, used as it is), else
+    a throwaway server this session starts (tests/postgres_server.py: a
+    temporary folder, an unprivileged user, a unix socket, a random password)
+    and removes when the session ends, however its tests ended. Each pytest-xdist
+    worker that needs one starts its own (docs/decisions/test-postgres.md)."""
     import psycopg2
 
-    url = os.environ.get(PG_URL_ENV) or PG_DEFAULT
-    for attempt in range(2):
+    from tests import postgres_server as pg
+
+    url = os.environ.get(PG_URL_ENV)
+    if url:
         try:
             _pg_connect(url).close()
-            return url
         except psycopg2.Error as exc:
-            if attempt == 0 and not os.environ.get(PG_URL_ENV):
-                subprocess.run(["bash", str(REPO / "scripts" / "ensure_postgres.sh")], check=False)
-                continue
-            pytest.fail(f"no PostgreSQL server for the instance tests at {url} ({exc}); run scripts/ensure_postgres.sh "
-                        f"as root, or set {PG_URL_ENV} to a superuser's URL")
+            pytest.fail(f"{PG_URL_ENV}={url}: no PostgreSQL server answers there ({exc})")
+        yield url
+        return
+    try:
+        server = pg.start()
+    except pg.Unavailable as exc:
+        pytest.fail(f"no throwaway PostgreSQL server for the instance tests: {exc}")
+    try:
+        yield server.url()
+    finally:
+        server.stop()
+
+
+def with_password(url: str, password: str) -> str:
+    """``url`` with another password, the server and the database kept."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:{password}@{host}"))
 
 
 @pytest.fixture

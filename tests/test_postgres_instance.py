@@ -1,7 +1,7 @@
 """A production instance, tested for real (issue 28): a Dagster home whose
 ``dagster.yaml`` names PostgreSQL storage (``dagster-postgres``, the URL as
-Dagster's docs write it) on a real server (``scripts/ensure_postgres.sh``;
-fixtures in tests/conftest.py). Every process of the instance uses it and
+Dagster's docs write it) on a real server (a throwaway one the session starts:
+tests/postgres_server.py; fixtures in tests/conftest.py). Every process of the instance uses it and
 the project never rewrites it; the nightly writes the bytes the SQLite
 instance's nightly writes; a table edit is one run; two nightlies at once on
 one instance both succeed; a run killed mid-way reads as failed and the
@@ -19,7 +19,7 @@ import pytest
 
 from boardgen_dagster.home import ensure_dagster_home
 
-from .conftest import postgres_yaml
+from .conftest import postgres_yaml, with_password
 from .nightly_support import nightly, parquet_files
 
 pytestmark = pytest.mark.integration
@@ -144,9 +144,10 @@ def test_a_server_that_does_not_answer_or_refuses_the_login_is_one_sentence(how,
 
     parts = urlsplit(postgres_database)
     if how == "no server":
-        url = urlunsplit(parts._replace(netloc=f"{parts.username}:{parts.password}@127.0.0.1:1"))
+        # a closed loopback port; the query goes too: a `host=` there (the throwaway server's socket) wins over it
+        url = urlunsplit(parts._replace(netloc=f"{parts.username}:{parts.password}@127.0.0.1:1", query=""))
     else:
-        url = urlunsplit(parts._replace(netloc=f"{parts.username}:not-the-password@{parts.hostname}:{parts.port}"))
+        url = with_password(postgres_database, "not-the-password")
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text(postgres_yaml(url))
@@ -157,7 +158,7 @@ def test_a_server_that_does_not_answer_or_refuses_the_login_is_one_sentence(how,
 
     shutil.copytree(FIXTURES / "small", tables)
     rc, out, err = nightly(tables, tmp_path / "warehouse", home)
-    assert rc == 5, out + err
+    assert rc == 6, out + err  # exits.Exit.UNAVAILABLE: the server, not the storage, is what is missing
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err
     assert "storage: postgres" in lines[0]
