@@ -593,7 +593,8 @@ def cmd_bench(args) -> int:
     return 0
 
 
-TABLES_HELP = "tables directory (default: $BOARDGEN_TABLES, else the repo's tables/)"
+TABLES_HELP = "tables directory (default: $BOARDGEN_TABLES, else the checkout's tables/, else the package's own)"
+WAREHOUSE_HELP = "warehouse directory (default: $BOARDGEN_WAREHOUSE, else the checkout's warehouse/, else ./warehouse)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -636,7 +637,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--samples", type=int, default=256, help="boards per row, 1..4096 (default: 256)")
     c.add_argument("--rows", help="row keys L,D separated by spaces (default: all rows)")
     c.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
-    c.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    c.add_argument("--warehouse", help=WAREHOUSE_HELP)
     c.add_argument("--workers", type=int, default=None,
                    help="local worker processes, >= 1 (default: $BOARDGEN_WORKERS, else every core; "
                         "fewer on small tables)")
@@ -647,7 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     vf = sub.add_parser("verify", help="check every warehouse file against its recorded sha256 (--regenerate: "
                                        "every row's boards against a new generation)")
-    vf.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    vf.add_argument("--warehouse", help=WAREHOUSE_HELP)
     vf.add_argument("--regenerate", action="store_true",
                     help="generate the rows again and hold them against their stored boards (the nightly's "
                          "determinism check), writing nothing (default: off)")
@@ -687,19 +688,19 @@ def build_parser() -> argparse.ArgumentParser:
                                    "calibration_history, calibration_diff, "
                                    "node_map_draws, calibration_strata (docs/sql.md).")
     q.add_argument("query", help='one SQL statement, e.g. "select * from calibration_report" (required)')
-    q.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE or the repo's warehouse/)")
+    q.add_argument("--warehouse", help=WAREHOUSE_HELP)
     q.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="output format (default: table)")
     q.add_argument("--max-rows", type=int, default=100, help="rows shown in table format (default: 100)")
     q.set_defaults(func=cmd_sql)
 
     ch = sub.add_parser("chart", help="draw the report chart and the difficulty curves from the warehouse (PNG)")
-    ch.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    ch.add_argument("--warehouse", help=WAREHOUSE_HELP)
     ch.set_defaults(func=cmd_chart)
 
     cu = sub.add_parser("curve", help="the difficulty curve: one record per row from the warehouse (CSV, Parquet, "
                                       "JSON; PNG or HTML pictures per level)")
-    cu.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    cu.add_argument("--warehouse", help=WAREHOUSE_HELP)
     cu.add_argument("--format", choices=("csv", "parquet", "json", "png", "html"), default="csv",
                     help="csv (on stdout), parquet, json, png (one file per level) or html (one self-contained page) "
                          "(default: csv)")
@@ -745,7 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     hi = sub.add_parser("history", help="one row's calibration history: a line per report version, newest last")
     hi.add_argument("--row", required=True, help="the row key L,D, e.g. 2,4 (required)")
-    hi.add_argument("--warehouse", help="warehouse directory (default: $BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+    hi.add_argument("--warehouse", help=WAREHOUSE_HELP)
     hi.add_argument("--tables", help=TABLES_HELP + "; read only to tell an unknown row from an uncalibrated one")
     hi.set_defaults(func=cmd_history)
 

@@ -222,7 +222,7 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
 def add_review_options(p) -> None:
     """The options ``diff`` and ``watch`` share (docs/review.md)."""
     p.add_argument("--warehouse", help="warehouse directory: stored boards and reports, @warehouse (default: "
-                                       "$BOARDGEN_WAREHOUSE, else the repo's warehouse/)")
+                                       "$BOARDGEN_WAREHOUSE, else the checkout's warehouse/, else ./warehouse)")
     p.add_argument("--samples", type=int, default=256, help="boards per row, 1..4096, on the row's calibration scopes "
                                                             "(default: 256)")
     p.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")

@@ -102,7 +102,11 @@ class ClusterLost(ClusterError):
 
 class InstanceUnavailable(WarehouseError, ServiceUnavailable):
     """The Dagster instance's PostgreSQL server does not answer or refuses
-    the login."""
+    the login: one sentence naming the setting and the server's words."""
+
+    def __init__(self, setting, cause: str):
+        super().__init__(setting, cause)
+        Exception.__init__(self, f"the Dagster instance is unavailable: {setting}: {cause}.")
 
 
 class PipelineMissing(ServiceUnavailable):
