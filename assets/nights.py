@@ -68,7 +68,7 @@ def start(found: settings.Settings, night_id: str, trigger: str, follow: str) ->
     pinned = pinned_tables.pin(found.warehouse, found.tables)
     from dataclasses import replace
 
-    config = run_config(replace(found, tables=pinned))
+    config = run_config(replace(found, tables=pinned, tables_source=found.tables))
     tags = night_tags(night_id, trigger, follow)
     return launch(night.RunSpec(night.PREPARE, night.PREPARE), tags, config), config
 

@@ -23,6 +23,8 @@ WORKER_SETTING_OF = {"workers": "run_workers", "dask_scheduler": "dask", "dask_w
 
 def _resolve(resource, mapping: dict, names) -> settings.Settings:
     given = {mapping[f]: getattr(resource, f) for f in mapping if getattr(resource, f) is not None}
+    if getattr(resource, "tables_source", None):
+        given["tables_source"] = resource.tables_source
     found, bad = settings.resolve(given, names=names, prog="run config", given_as="config")
     if bad:
         raise dg.Failure(description=TableError(bad).report().replace("table violation", "setting violation"),
@@ -42,6 +44,8 @@ class BoardgenSettings(dg.ConfigurableResource):
     node_map_adventures: int | None = None
     keep_days: int | None = None
     keep_runs: int | None = None
+    # a night's tables are a pinned copy: the folder it was copied from, which messages and commands name
+    tables_source: str | None = None
 
     def resolved(self) -> settings.Settings:
         """Every setting, checked (a ``dg.Failure`` with one sentence a violation)."""
@@ -50,7 +54,8 @@ class BoardgenSettings(dg.ConfigurableResource):
     def load_catalog(self, resolved: settings.Settings | None = None) -> catalog.Catalog:
         """Every table of the folder, validated together: exactly what
         ``boardgen validate`` checks (a TableError lists every violation)."""
-        return catalog.load_catalog((resolved or self.resolved()).tables)
+        found = resolved or self.resolved()
+        return catalog.load_catalog(found.tables, shown_as=found.tables_source)
 
 
 class RowWorkers(dg.ConfigurableResource):
@@ -77,5 +82,7 @@ def run_config(found: settings.Settings) -> dict:
               "keep_days": found.keep_days}
     if found.keep_runs is not None:
         config["keep_runs"] = found.keep_runs
+    if found.tables_source is not None:
+        config["tables_source"] = str(found.tables_source)
     workers = {"workers": found.run_workers, "dask_scheduler": found.dask, "dask_wait_seconds": found.dask_wait_seconds}
     return {"resources": {"settings": {"config": config}, "workers": {"config": workers}}}

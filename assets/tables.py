@@ -31,7 +31,7 @@ def load_catalog_or_fail(found):
     whose description is exactly ``TableError.report()`` (what ``boardgen
     validate`` prints)."""
     try:
-        return catalog.load_catalog(found.tables)
+        return catalog.load_catalog(found.tables, shown_as=found.tables_source)
     except TableError as exc:
         raise dg.Failure(
             description=exc.report(),

@@ -48,7 +48,11 @@ def _collect(fn, violations: list[Violation]):
         return None
 
 
-def load_catalog(tables_dir: Path | str | None = None) -> Catalog:
+def load_catalog(tables_dir: Path | str | None = None, shown_as: Path | str | None = None) -> Catalog:
+    """Every table of ``tables_dir``, validated together. ``shown_as``: the
+    folder a copy was made from (a night's pinned tables,
+    ``steps.pinned_tables``): what messages, findings and commands name, so
+    a designer reads their own file, and the warehouse holds no copy's path."""
     from boardgen_pipeline.nodemap import check_content_discipline, read_pools
     from boardgen_pipeline.variants.skew import load_resource_weights
     from boardgen_pipeline.variants.table import load_variation_table
@@ -68,4 +72,13 @@ def load_catalog(tables_dir: Path | str | None = None) -> Catalog:
             violations.extend(check_content_discipline(pools, set(board_gen.keys())))
     if violations:
         raise TableError(violations)
+    if shown_as is not None:
+        board_gen = _shown_as(board_gen, Path(shown_as) / DEFAULT_TABLE)
     return Catalog(root, board_gen, variation, resources, pools)
+
+
+def _shown_as(table: BoardGenTable, path: Path) -> BoardGenTable:
+    from dataclasses import replace
+
+    warnings = tuple(replace(w, file=str(path)) for w in table.warnings)
+    return replace(table, path=str(path), warnings=warnings)

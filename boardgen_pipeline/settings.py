@@ -119,6 +119,8 @@ class Settings:
     rows_per_run: int = DEFAULT_ROWS_PER_RUN
     progress_seconds: float = 2.0
     source: Mapping[str, str] | None = None  # name -> where its value came from ("--samples", "$BOARDGEN_SAMPLES")
+    # a night's pinned tables: the folder they were copied from, which messages and commands name
+    tables_source: Path | None = None
 
     def describe(self) -> list[tuple[str, str, str]]:
         """``(setting, value, from)`` for every setting, for ``--check-settings``."""
@@ -245,7 +247,7 @@ def resolve(given: Mapping[str, object] | None = None, environ: Mapping[str, str
         warehouse=Path(values["warehouse"]).resolve() if "warehouse" in values else paths.default_warehouse(),
         dagster_home=Path(values["dagster_home"]).resolve() if "dagster_home" in values else paths.default_dagster_home(),
         **{n: values[n] for n in values if n not in ("tables", "warehouse", "dagster_home")},
-        source=source)
+        source=source, tables_source=Path(given["tables_source"]) if given.get("tables_source") else None)
     return settings, violations
 
 

@@ -36,11 +36,14 @@ sys.path.insert(0, str(REPO))
 from boardgen_pipeline.warehouse.instance import is_own_yaml  # noqa: E402 - stdlib only underneath
 
 HISTORY = "calibration_history"  # warehouse.datasets.HISTORY
+REVIEW = "calibration_diff"  # warehouse.datasets.REVIEW: the last `boardgen diff --save`, which no run makes
 MANIFEST = "_manifest"  # warehouse.datasets.MANIFEST
 # What a run writes at the top of a warehouse (warehouse.datasets, warehouse.publish, warehouse.views)
 WAREHOUSE_MADE = frozenset({
     "boards", "variant_overlays", "calibration_report", "row_checks",  # datasets.ROW_DATASETS
     "node_map_draws", "calibration_strata",  # datasets.FLAT_DATASETS
+    "row_drift",  # datasets.DRIFT: made again by the next nightly that finds the drift
+    "_tables",  # steps.pinned_tables.PINNED: the tables a night pinned
     "boardgen.duckdb", "boardgen.duckdb.wal",  # datasets.DB_NAME, and DuckDB's log beside it
     ".boardgen.views.lock",  # views.VIEWS_LOCK
     "_rejected", "_damaged",  # publish.REJECTED, publish.DAMAGED
@@ -49,7 +52,7 @@ WAREHOUSE_MADE = frozenset({
 # What Dagster and boardgen write at the top of a Dagster home
 HOME_MADE = frozenset({
     "history", "storage", "schedules", "logs", ".logs_queue", ".nux", ".telemetry",  # Dagster's SQLite instance
-    "nightly", ".boardgen-init.lock",  # boardgen_dagster.nightly's plans, boardgen_dagster.home's lock
+    ".boardgen-init.lock",  # boardgen_dagster.home's lock
 })
 YAML = "dagster.yaml"
 TEMP_SUFFIX = ".tmp"  # files.TEMP_SUFFIX: a write interrupted half-way leaves `.<name>.<pid>.<nonce>.tmp`
@@ -69,7 +72,7 @@ def _made_by_a_run(entry: Path, names: frozenset[str]) -> bool:
 def irreplaceable(warehouse: Path, home: Path) -> list[Path]:
     """What no run makes again, where it exists: the calibration history, its
     digests, a ``dagster.yaml`` the user wrote."""
-    found = [p for p in (warehouse / HISTORY, warehouse / MANIFEST / HISTORY) if p.exists()]
+    found = [p for name in (HISTORY, REVIEW) for p in (warehouse / name, warehouse / MANIFEST / name) if p.exists()]
     yaml_path = home / YAML
     if yaml_path.is_file() and not is_own_yaml(yaml_path.read_text(encoding="utf-8", errors="replace")):
         found.append(yaml_path)

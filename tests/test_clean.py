@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from boardgen_pipeline import files
+from boardgen_pipeline.steps import pinned_tables
 from boardgen_pipeline.warehouse import datasets, publish, views
 from boardgen_pipeline.warehouse.instance import DAGSTER_YAML
 
@@ -192,8 +193,9 @@ def test_the_scripts_names_are_the_librarys():
     out; they are the ones the library writes."""
     script = _load_script()
     assert script.HISTORY == datasets.HISTORY and script.MANIFEST == datasets.MANIFEST
-    assert script.WAREHOUSE_MADE == {*datasets.ROW_DATASETS, *datasets.FLAT_DATASETS, datasets.DB_NAME,
-                                     datasets.DB_NAME + ".wal", views.VIEWS_LOCK, publish.REJECTED, publish.DAMAGED,
-                                     datasets.MANIFEST}
-    assert set(datasets.DATASETS) - script.WAREHOUSE_MADE == {datasets.HISTORY}
+    assert script.REVIEW == datasets.REVIEW
+    assert script.WAREHOUSE_MADE == {*datasets.ROW_DATASETS, *datasets.FLAT_DATASETS, datasets.DRIFT,
+                                     pinned_tables.PINNED, datasets.DB_NAME, datasets.DB_NAME + ".wal",
+                                     views.VIEWS_LOCK, publish.REJECTED, publish.DAMAGED, datasets.MANIFEST}
+    assert set(datasets.DATASETS) - script.WAREHOUSE_MADE == {datasets.HISTORY, datasets.REVIEW}
     assert script.TEMP_SUFFIX == files.TEMP_SUFFIX and files.temp_name(Path("x")).name.startswith(".")
