@@ -11,6 +11,7 @@ printed map can be replayed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 
 from boardgen_pipeline.nodemap import graph
@@ -20,9 +21,16 @@ from boardgen_pipeline.nodemap.templates import load_pools
 
 
 def map_routes(m: NodeMap) -> int:
-    children, _ = graph.adjacency([n.id for n in m.nodes], m.edges)
+    """The entry -> boss routes of a map (a function of its graph alone: the
+    few graphs of a batch of draws are counted once each)."""
     entry = next(n.id for n in m.nodes if n.depth == 0)
     boss = next(n.id for n in m.nodes if n.type == "boss")
+    return _routes(tuple(n.id for n in m.nodes), tuple(m.edges), entry, boss)
+
+
+@lru_cache(maxsize=4096)
+def _routes(ids: tuple, edges: tuple, entry: int, boss: int) -> int:
+    children, _ = graph.adjacency(list(ids), edges)
     return graph.count_routes(entry, boss, children)
 
 

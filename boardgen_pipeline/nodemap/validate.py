@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from types import MappingProxyType
 
 from boardgen_pipeline.errors import Violation
 from boardgen_pipeline.nodemap import graph
@@ -204,15 +206,21 @@ def pool_rules(file: str, level: int, members: list[tuple[str, bool]]) -> list[V
     return out
 
 
-def template_depths(t: Template) -> dict[int, int]:
+def template_depths(t: Template) -> Mapping[int, int]:
     """BFS depth of every node of a template with a unique entry ({} if the
-    entry is not unique; the validator reports that)."""
+    entry is not unique; the validator reports that). Read only: a batch of
+    draws meets the same few templates thousands of times, each measured once."""
+    return _depths(t)
+
+
+@lru_cache(maxsize=4096)
+def _depths(t: Template) -> Mapping[int, int]:
     ids = [n.id for n in t.nodes]
     children, parents = graph.adjacency(ids, t.edges)
     entries = [i for i in ids if not parents[i]]
     if len(entries) != 1:
-        return {}
-    return graph.bfs_depths(entries[0], children)
+        return MappingProxyType({})
+    return MappingProxyType(graph.bfs_depths(entries[0], children))
 
 
 def board_nodes(t: Template) -> list[tuple[int, str, int]]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -179,8 +180,9 @@ def outcome(root, table, samples: int, master_seed: int = 0):
     from boardgen_pipeline.outcomes import CheckOutcome
 
     now = fingerprints_now(table, samples, master_seed)
-    found = {pk: rec for pk in now
-             if (rec := drifted(root, [row_key(pk)]).get(row_key(pk))) and rec["batch_fingerprint"] == now[pk]}
+    keys = [row_key(pk) for pk in now] if (Path(root) / DATASET).is_dir() else []
+    stored = drifted(root, keys)  # one scan of the rows that have a drift record
+    found = {pk: rec for pk in now if (rec := stored.get(row_key(pk))) and rec["batch_fingerprint"] == now[pk]}
     order = sorted(found, key=row_key)
     named = "; ".join(f"{pk} (scope {found[pk]['scope']}: {', '.join(found[pk]['fields'])})" for pk in order[:10])
     return CheckOutcome(
