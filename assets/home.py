@@ -96,6 +96,22 @@ def _probe_postgres(yaml_path: Path) -> None:
             raise
 
 
+def _create(home: Path, yaml_path: Path) -> None:
+    """A new home: its storage is created under a staging name, and
+    ``dagster.yaml`` appears only once that storage exists. Another process
+    that waits for ``dagster.yaml`` (the UI, a test) then never opens a
+    storage whose schema is half made: two processes stamping SQLite's
+    schema at once leave two alembic heads, and the home unreadable."""
+    import dagster as dg
+
+    staging = yaml_path.with_name(".dagster.yaml.new")
+    files.atomic_write(staging, DAGSTER_YAML)
+    with contextlib.redirect_stdout(io.StringIO()), _quiet_retries(), \
+            dg.DagsterInstance.from_config(str(home), config_filename=staging.name):
+        pass
+    os.replace(staging, yaml_path)
+
+
 def ensure_dagster_home(path: Path | str | None = None) -> Path:
     """Create the instance folder and boardgen's ``dagster.yaml`` when
     missing; migrate boardgen's own home when the installed Dagster is
@@ -110,7 +126,7 @@ def ensure_dagster_home(path: Path | str | None = None) -> Path:
         with files.lock(home / ".boardgen-init.lock"):
             yaml_path = home / "dagster.yaml"
             if not yaml_path.exists():
-                files.atomic_write(yaml_path, DAGSTER_YAML)
+                _create(home, yaml_path)
             own = is_own_yaml(yaml_path.read_text(encoding="utf-8"))
             if not own:
                 _probe_postgres(yaml_path)

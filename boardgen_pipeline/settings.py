@@ -126,7 +126,7 @@ class Settings:
         """``(setting, value, from)`` for every setting, for ``--check-settings``."""
         out = []
         for f in fields(self):
-            if f.name == "source":
+            if f.name not in SETTINGS:  # bookkeeping of where values came from, not a setting
                 continue
             spec = SETTINGS[f.name]
             came = (self.source or {}).get(f.name, "default")
