@@ -147,9 +147,7 @@ def _night(console, found, catalog, invalid, lanes, wall0: float) -> int:
             bar.update(progress.rows_done())
         # what follows the rows, decided as the daemon's sensors decide it
         while launches := nights.follow(instance, night_id, base, config, len(lanes.lanes)):
-            lane = lanes.live()
-            for launch in launches:
-                lane.send(launch.spec.key, _order(launch))
+            lanes.deal([(launch.spec.key, _order(launch)) for launch in launches])
             lanes.wait(seconds=found.progress_seconds)
         for note in lanes.notes:
             console.print(f"[red]{note}[/]")

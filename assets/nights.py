@@ -90,7 +90,8 @@ def rows_plan(instance, config: dict, slots: int) -> list[night.RunSpec]:
     cfg = config["resources"]["settings"]["config"]
     table = catalogs.load_catalog(cfg["tables_dir"]).board_gen
     order = register(instance, table)
-    return [s for s in night.plan(order, runs.row_costs(table, cfg["samples"]), slots) if s.stage == night.ROWS]
+    costs, draws = runs.row_costs(table, cfg["samples"]), runs.draws_cost(cfg.get("node_map_adventures") or settings.DEFAULT_ADVENTURES)
+    return [s for s in night.plan(order, costs, slots, prepare_cost=draws) if s.stage == night.ROWS]
 
 
 def follow(instance, night_id: str, base_tags: dict, config: dict, slots: int) -> list[Launch]:

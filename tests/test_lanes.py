@@ -66,3 +66,14 @@ def test_a_lane_that_dies_hands_the_runs_it_had_not_begun_to_a_live_one():
         assert lanes.live() is lanes.lanes[2]
     finally:
         lanes.close()
+
+
+def test_runs_asked_for_together_go_one_a_lane():
+    lanes = Lanes(spawner([]), 2)
+    try:
+        lanes.deal([("table", {"key": "table"}), ("retention", {"key": "retention"})])
+        assert [[key for key, _ in lane.pending] for lane in lanes.lanes] == [["table"], ["retention"]]
+        lanes.wait(seconds=0.05)
+        assert not lanes.busy()
+    finally:
+        lanes.close()

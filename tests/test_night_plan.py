@@ -24,6 +24,17 @@ def test_the_plan_is_prepare_then_every_row_once_in_ranges_that_know_their_numbe
     assert rows[0].tags("n")[night.OF_TAG] == "2" and night.OF_TAG not in specs[0].tags("n")
 
 
+def test_the_lane_that_draws_gets_fewer_rows_or_none():
+    even = {k: 1.0 for k in ORDER}
+    assert [s.rows for s in night.plan(ORDER, even, 2)[1:]] == [8, 7]
+    # the draws cost five rows: the other lane takes ten of the fifteen, the drawing lane five
+    assert [s.rows for s in night.plan(ORDER, even, 2, prepare_cost=5.0)[1:]] == [10, 5]
+    # the draws cost more than a lane's share: the drawing lane draws only
+    alone = night.plan(ORDER, even, 2, prepare_cost=40.0)[1:]
+    assert [s.rows for s in alone] == [15] and night.lanes_of([RunSpec(PREPARE, PREPARE), *alone], 2) == [
+        alone, [RunSpec(PREPARE, PREPARE)]]
+
+
 def _runs(*states) -> list[NightRun]:
     return [NightRun(key, stage, finished, True, of) for key, stage, finished, of in states]
 
@@ -39,8 +50,9 @@ def test_what_follows_each_run_of_the_night():
     # one of the two rows runs not yet created: the table waits for it
     assert night.follow_up(_runs(("prepare", PREPARE, True, 0), ("rows-000", ROWS, True, 2)), rows) == []
     ended = _runs(("prepare", PREPARE, True, 0), ("rows-000", ROWS, True, 2), ("rows-001", ROWS, True, 2))
-    assert night.follow_up(ended, rows) == [RunSpec(TABLE, TABLE)]
-    assert night.follow_up(ended + _runs(("table", TABLE, False, 0)), rows) == []
+    assert night.follow_up(ended, rows) == [RunSpec(TABLE, TABLE), RunSpec(RETENTION, RETENTION)]
+    asked = ended + _runs(("table", TABLE, False, 0), ("retention", RETENTION, False, 0))
+    assert night.follow_up(asked, rows) == [] and not night.over(asked)
     checked = ended + _runs(("table", TABLE, True, 0))
     assert night.follow_up(checked, rows) == [RunSpec(RETENTION, RETENTION)]
     assert not night.over(checked)
@@ -48,7 +60,7 @@ def test_what_follows_each_run_of_the_night():
     assert night.follow_up(done, rows) == [] and night.over(done)
     # a failed run ends as a run: the night goes on
     failed = [NightRun("rows-001", ROWS, True, False, 2) if r.key == "rows-001" else r for r in ended]
-    assert night.follow_up(failed, rows) == [RunSpec(TABLE, TABLE)]
+    assert night.follow_up(failed, rows) == [RunSpec(TABLE, TABLE), RunSpec(RETENTION, RETENTION)]
 
 
 def test_the_runs_are_dealt_to_executors_prepare_beside_the_rows():

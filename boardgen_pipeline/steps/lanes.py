@@ -61,6 +61,13 @@ class Lanes:
         self.lanes.append(lane)
         return lane
 
+    def deal(self, orders: list[tuple[str, dict]]) -> None:
+        """Each ``(key, order)`` to the next live lane in turn: runs asked for
+        together execute at once, one a lane."""
+        live = [lane for lane in self.lanes if not lane.dead] or [self.live()]
+        for i, (key, order) in enumerate(orders):
+            live[i % len(live)].send(key, order)
+
     def busy(self) -> bool:
         return any(lane.pending for lane in self.lanes if not lane.dead)
 

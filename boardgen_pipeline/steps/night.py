@@ -94,13 +94,16 @@ def new_night(when: datetime | None = None, trigger: str = NIGHTLY) -> str:
     return f"{when:%Y-%m-%dT%H%M%S}-{trigger}-{uuid.uuid4().hex[:6]}"
 
 
-def plan(order: list[str], costs: dict[str, float], slots: int, max_rows: int | None = None) -> list[RunSpec]:
+def plan(order: list[str], costs: dict[str, float], slots: int, max_rows: int | None = None,
+         prepare_cost: float = 0.0) -> list[RunSpec]:
     """The night's first runs: ``prepare``, then the rows in ranges
     (``steps.runs.plan`` over the registered partitions ``order``), each
     range one run; the ranges come lane by lane, so runs taken in order by
-    ``slots`` executors walk the table from both ends of its cost."""
+    ``slots`` executors walk the table from both ends of its cost. The lane
+    that also runs ``prepare`` (the last, :func:`lanes_of`) gets rows for
+    what is left of its share after ``prepare_cost``."""
     kwargs = {"max_rows": max_rows} if max_rows else {}
-    lanes = plan_ranges(order, costs, slots, **kwargs)
+    lanes = plan_ranges(order, costs, slots, tail=prepare_cost, **kwargs)
     ranges: list[Range] = [r for lane in lanes for r in lane]
     return [RunSpec(PREPARE, PREPARE), *(RunSpec(ROWS, f"rows-{i:03d}", r.first, r.last, r.rows, len(ranges))
                                          for i, r in enumerate(ranges))]
@@ -129,8 +132,9 @@ def follow_up(runs: list[NightRun], rows: list[RunSpec]) -> list[RunSpec]:
     which happened before ``prepare`` was asked for, not ``prepare``
     itself); nothing while a prepare or rows run is unfinished, or while one
     of the night's rows runs (their tag says how many) is yet to be created;
-    then the table run; once it has finished, the retention run; then
-    nothing (the night is over)."""
+    then the table run and the retention run at once (retention forgets
+    only what older nights left, and keeps what a night in flight holds);
+    then nothing (the night is over once both have finished)."""
     by_stage: dict[str, list[NightRun]] = {s: [] for s in STAGES}
     for r in runs:
         by_stage.setdefault(r.stage, []).append(r)
@@ -140,18 +144,13 @@ def follow_up(runs: list[NightRun], rows: list[RunSpec]) -> list[RunSpec]:
         return []
     if by_stage[ROWS] and len({r.key for r in by_stage[ROWS]}) < max(r.of for r in by_stage[ROWS]):
         return []  # a rows run of the night is yet to be created
-    if not by_stage[TABLE]:
-        return [RunSpec(TABLE, TABLE)]
-    if any(not r.finished for r in by_stage[TABLE]):
-        return []
-    if not by_stage[RETENTION]:
-        return [RunSpec(RETENTION, RETENTION)]
-    return []
+    return [RunSpec(stage, stage) for stage in (TABLE, RETENTION) if not by_stage[stage]]
 
 
 def over(runs: list[NightRun]) -> bool:
-    """Whether the night has run its retention to the end."""
-    return any(r.stage == RETENTION and r.finished for r in runs)
+    """Whether the night has run its table-wide checks and its retention to
+    the end."""
+    return all(any(r.stage == stage and r.finished for r in runs) for stage in (TABLE, RETENTION))
 
 
 def here() -> dict[str, str]:

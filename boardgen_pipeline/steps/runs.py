@@ -22,6 +22,9 @@ from dataclasses import dataclass
 
 MAX_ROWS_PER_RUN = 1000  # a run keeps its step's events until it ends (the engine's): bounded here
 ROW_FIXED_CELLS = 64  # a board's cost besides its cells (records, checks), in cells
+# the night's node-map draws cost about this many cells per simulated adventure (measured against the
+# rows of the default table on one core); the lane that draws them gets fewer rows
+ADVENTURE_CELLS = 200
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,11 @@ def row_costs(table, samples: int) -> dict[str, float]:
     return {f"{k[0]}-{k[1]}": row_cost(row, samples) for k, row in table.rows.items()}
 
 
+def draws_cost(adventures: int) -> float:
+    """What the night's node-map draws cost, in cells (``ADVENTURE_CELLS``)."""
+    return float(adventures) * ADVENTURE_CELLS
+
+
 def _cuts(costs: list[float], pieces: int) -> list[int]:
     """Indices that cut ``costs`` into ``pieces`` contiguous, non-empty runs
     of about equal sums (each cut where the running sum passes the next
@@ -58,17 +66,25 @@ def _cuts(costs: list[float], pieces: int) -> list[int]:
     return cuts + [len(costs)]
 
 
-def plan(order: list[str], cost: dict[str, float], slots: int, max_rows: int = MAX_ROWS_PER_RUN) -> list[list[Range]]:
+def plan(order: list[str], cost: dict[str, float], slots: int, max_rows: int = MAX_ROWS_PER_RUN,
+         tail: float = 0.0) -> list[list[Range]]:
     """``slots`` lanes of ranges covering ``order`` (the registered partition
     keys; a key without a cost, a row no longer in the table, costs nothing
-    and stays inside its range: the run skips it). Empty lanes are dropped."""
+    and stays inside its range: the run skips it). Empty lanes are dropped.
+    ``tail`` is work the last lane does besides its rows (the night's
+    draws): the cuts share it out as if it were one more row at the end, so
+    that lane gets fewer rows, or none when it costs a lane's share."""
     if not order:
         return []
     slots = max(1, min(slots, len(order)))
     pieces = max(slots, math.ceil(len(order) / max(1, max_rows)))
     pieces = slots * math.ceil(pieces / slots)  # every lane gets the same number of ranges
     costs = [cost.get(k, 0.0) for k in order]
-    cuts = _cuts(costs, min(pieces, len(order)))
+    if tail > 0:
+        cuts = _cuts([*costs, tail], min(pieces, len(order) + 1))
+        cuts = sorted({min(c, len(order)) for c in cuts})
+    else:
+        cuts = _cuts(costs, min(pieces, len(order)))
     ranges = [Range(order[a], order[b - 1], b - a) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
     # a range longer than max_rows (one very cheap stretch of rows) is split again, evenly
     bounded = []
