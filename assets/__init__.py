@@ -1,5 +1,5 @@
-"""The Dagster code location of boardgen (SPEC 9; issue 3; issue 28 "assets/
-is wiring").
+"""The Dagster code location of boardgen (SPEC 9; this package is only
+wiring: the logic lives in the library).
 
 Thin wiring only: every asset, check, schedule and sensor here calls plain
 functions of ``boardgen_pipeline.steps`` and ``boardgen_pipeline.warehouse``

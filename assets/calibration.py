@@ -1,6 +1,6 @@
 """The calibration step: a row's seed batch, boards, overlays and report, the
-table-wide checks and the stratified figures (SPEC 7, SPEC 9 order; issue 28
-"fewer, richer events": docs/decisions.md "Runs are the unit of scale-out").
+table-wide checks and the stratified figures (SPEC 7, SPEC 9 order;
+fewer, richer events: docs/decisions.md "Runs are the unit of scale-out").
 
 One ``multi_asset`` over ``seed_batches``, ``boards`` (one partition per
 parameter row), ``variant_overlays``, ``calibration_report`` and

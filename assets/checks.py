@@ -1,5 +1,5 @@
-"""Check outcomes as Dagster check results (SPEC 9 "asset checks"; issue 13
-"pictures first"; issue 28: the checks are table-wide).
+"""Check outcomes as Dagster check results (SPEC 9 "asset checks";
+a failing row's pictures first; the checks are table-wide).
 
 The logic is the library's (``steps.table_check`` over every row's stored
 verdicts, ``steps.stratify``, ``steps.draw_node_maps``); this module only

@@ -1,5 +1,5 @@
 """The node-map draws: validated template pools and a batch of simulated
-adventures, one dataset for the whole table (SPEC 4, 9; issue 5 "Assets").
+adventures, one dataset for the whole table (SPEC 4, 9).
 
 Not partitioned by row: the pools are per level and an adventure crosses
 every level. The checks (templates valid, draws deterministic, draws

@@ -1,5 +1,5 @@
 """The table files, observed by content hash, and the validated rows (SPEC 2.7,
-9; issue 3 "Assets").
+9).
 
 ``table_files`` is an observable source asset: its data version is the hash
 of every table file of the tables directory (``board_gen.toml`` and the

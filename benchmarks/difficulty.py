@@ -1,5 +1,5 @@
-"""Cost of the per-board difficulty figures (issue 17 "Full logic must stay
-cheap"): ``board.difficulty.compute`` against the generation of the same
+"""Cost of the per-board difficulty figures (full logic must stay
+cheap): ``board.difficulty.compute`` against the generation of the same
 boards, both measured here, in this process (best of 5 passes over the same
 boards, in CPU time of this process, so another process stealing the CPU
 inflates neither). Not a test.
@@ -7,7 +7,7 @@ inflates neither). Not a test.
     .venv/bin/python benchmarks/difficulty.py [boards]
 
 Per 16x16 row: generation and figures in µs per board (the generator's own
-time, which since issue 17 includes one figures call, minus that call), the
+time, which includes one figures call, minus that call), the
 ratio, the exact solver's share (figures with a zero enumeration budget),
 the boards single_subset leaves unfinished (where complete logic runs at
 all), the share complete logic solves, and the largest enumeration.

@@ -1,6 +1,6 @@
 """The designer's loop: from saving a one-row table edit to that row's new
-check results in the instance, with ``make ui`` running (issue 23 "Edit ->
-verdict <= 8 s"). Not a test: it prints figures.
+check results in the instance, with ``make ui`` running (goal: edit ->
+verdict <= 8 s). Not a test: it prints figures.
 
 1. copies ``tables/`` to a temporary folder and runs the nightly there once
    (a fresh warehouse and Dagster home), so every row is current;
@@ -9,7 +9,7 @@ verdict <= 8 s"). Not a test: it prints figures.
    daemon's sensor loop has evaluated the table-edit sensor once;
 3. ``--edits`` times (default 3): rewrites one row's ``mine_density`` in the
    table file, then polls the instance until every F4 check of ``boards``
-   (table-wide since issue 28, so the edited row is judged with the rest)
+   (table-wide checks, so the edited row is judged with the rest)
    has a result from the edit's run, and waits for the run to end
    before the next edit;
 4. prints, per edit, the time to the verdict and where it went: the
@@ -87,7 +87,7 @@ def one_edit(instance, table: Path, key: tuple[int, int], value: str, checks: in
                 run.run_id, of_type={dg.DagsterEventType.ASSET_CHECK_EVALUATION}).records
             done = [r for r in records if r.event_log_entry.dagster_event.asset_check_evaluation_data.asset_key
                     == dg.AssetKey("boards")
-                    # table-wide checks since issue 28 (no partition): they judge the edited row with the rest
+                    # table-wide checks (no partition): they judge the edited row with the rest
                     and r.event_log_entry.dagster_event.asset_check_evaluation_data.partition in (partition, None)]
             if len(done) >= checks:
                 t_done = max(r.timestamp for r in done)

@@ -1,4 +1,4 @@
-"""End-to-end timing of the nightly (issue 7 "End to end"): `make run`'s
+"""End-to-end timing of the nightly (goal: <= 60 s wall on 2 cores): `make run`'s
 materialization of the default tables (all rows x 256, overlays, node-map
 draws, strata) through Dagster, in a fresh warehouse and DAGSTER_HOME, with
 the split between board generation and orchestration that the nightly

@@ -1,5 +1,5 @@
 """No-guess boards against ms-toollib's ``laymine_solvable``, side by side in
-one run (issue 16). Not a test: it prints figures and ratios.
+one run. Not a test: it prints figures and ratios.
 
 For each size (expert 30x16/99, intermediate 16x16/40, beginner 9x9/10) it
 generates boards with every safe cell inferable (target 1.0, spawn 3x3 at

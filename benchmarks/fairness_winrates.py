@@ -1,5 +1,5 @@
 """The perfect player on standard minesweeper boards, beside published
-solvers' win rates (issue 30; docs/fairness.md). Not a test: it prints
+solvers' win rates (docs/fairness.md). Not a test: it prints
 figures.
 
 Boards: beginner 9x9/10, intermediate 16x16/40, expert 30x16/99, mines

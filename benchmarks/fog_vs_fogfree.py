@@ -1,5 +1,5 @@
 """Fog rows against the same rows without fog, side by side in one run
-(issue 16: a fog row costs at most 2x a fog-free row of the same size and
+(goal: a fog row costs at most 2x a fog-free row of the same size and
 density, per board). Not a test: it prints figures and ratios.
 
 For every row of the default table with fog it times the row's batch scopes

@@ -1,5 +1,5 @@
-"""Peak memory of one 256-board partition of 64x64 boards (issue 7
-"Memory"): generate the batch, evaluate its checks and write its Parquet
+"""Peak memory of one 256-board partition of 64x64 boards (goal: under
+500 MB): generate the batch, evaluate its checks and write its Parquet
 file, in a fresh process, and print the peak RSS. Not a test.
 
     .venv/bin/python benchmarks/memory_64x64.py [--samples 256]

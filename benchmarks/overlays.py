@@ -1,5 +1,5 @@
 """Variant overlays of a row against generating its boards, side by side in
-one run (issue 22: the overlays of a board cost no more than generating it).
+one run (goal: the overlays of a board cost no more than generating it).
 Not a test: it prints figures and ratios.
 
 For a few default rows it times, per board (CPU µs, best of N):
@@ -13,7 +13,7 @@ For a few default rows it times, per board (CPU µs, best of N):
   compiled rule bits, the five outcomes); split into ``place``, ``arrow``
   and ``checks``.
 
-The per-board Python path this replaced cost 200-620 µs a board (issue 22;
+The per-board Python path this replaced cost 200-620 µs a board (see
 docs/performance.md).
 
 Usage:

@@ -1,5 +1,5 @@
-"""Which local pool runs the rows (issue 29 "the pool leans on CPython's
-private attributes"). Not a test: it prints figures.
+"""Which local pool runs the rows (the earlier pool leaned on CPython's
+private attributes). Not a test: it prints figures.
 
 For each pool it runs every row of the default tables (15 rows x 256
 boards: ``chain.run_row``, what ``boardgen calibrate`` sends a worker) on 2
@@ -12,7 +12,7 @@ pools alternate, so a neighbour's load falls on all of them alike.
 Pools: ``pebble`` (``steps.pool.RowPool``, the one in use), ``dask`` (the same
 class on a ``distributed.LocalCluster`` of 2 single-threaded processes), and
 ``--baseline FILE``: another ``RowPool`` implementation from a file, e.g. the
-``concurrent.futures`` pool before issue 29::
+``concurrent.futures`` pool that came before pebble::
 
     git show 054da6b:boardgen_pipeline/steps/pool.py > /tmp/futures_pool.py
     .venv/bin/python benchmarks/pool_choice.py --baseline /tmp/futures_pool.py

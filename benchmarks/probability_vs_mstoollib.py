@@ -1,5 +1,5 @@
 """The probability engine beside ms-toollib, and the perfect player's cost
-beside the generator, side by side in one run (issue 30; docs/fairness.md).
+beside the generator, side by side in one run (docs/fairness.md).
 Not a test: it prints figures.
 
 1. Positions of the default tables' rows without fog (ms-toollib has no
@@ -15,7 +15,7 @@ Not a test: it prints figures.
    ``--rows``, a table of that many rows), with the perfect player's figures
    and without them (``player.board_figures_batch`` answering the difficulty
    figures alone: no board played, no fairness column encoded), rounds alternated, best of each, CPU
-   seconds: the figures' share of the row work (issue 30: at most 25%).
+   seconds: the figures' share of the row work (goal: at most 25%).
    Boards with R∞ = S, or solved by complete logic, are never played.
 
     .venv/bin/python benchmarks/probability_vs_mstoollib.py [--boards 50] [--repeat 3] [--samples 256] [--rows 600]
@@ -113,7 +113,7 @@ def engines(boards_per_row: int, repeat: int) -> None:
 
 @contextlib.contextmanager
 def without_player():
-    """The row work as it was before issue 30: the batch path's one call
+    """The row work as it was before the perfect player: the batch path's one call
     (``player.board_figures_batch``) answers the difficulty figures alone
     (``difficulty.figures_batch``), so nothing is played and no fairness
     column is encoded."""

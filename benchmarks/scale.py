@@ -1,5 +1,5 @@
 """The pipeline at scale against the generator alone, side by side in one run
-(issue 22 "Scale"). Not a test: it prints figures.
+(goal: the pipeline costs what the generator costs). Not a test: it prints figures.
 
 For each table size (15 rows: the repo's tables; 60, 600, 6,000: the repo's
 tables with levels 4.. copied from level 3's rows, 5 rows a level) it
@@ -17,7 +17,7 @@ tables with levels 4.. copied from level 3's rows, 5 rows a level) it
    (warehouse + Dagster home);
 3. prints one line per run with the ratios: wall / generator-alone, and
    bytes written / bytes kept;
-4. for the nightly (issue 28 "bookkeeping that scales out"): the CPU of the
+4. for the nightly (bookkeeping that scales out): the CPU of the
    ``python -m boardgen_dagster.nightly`` process itself (``getrusage(RUSAGE_SELF)`` at
    its exit: what only one process does) over the CPU of its whole process
    tree, and a projected wall for K = 2, 8 and 32 lanes, ``serial +
@@ -29,7 +29,7 @@ tables with levels 4.. copied from level 3's rows, 5 rows a level) it
     .venv/bin/python benchmarks/scale.py --rows 6000 --workers 2 --paths nightly
     .venv/bin/python benchmarks/scale.py --dask tcp://127.0.0.1:8786   # the rows on a Dask cluster too
 
-Goals (issue 28): the nightly within 2.5x the generator alone at 600 and
+Goals: the nightly within 2.5x the generator alone at 600 and
 6,000 rows with CPU >= 180% on 2 cores, its coordinator <= 10% of the tree's
 CPU, >= 1.7x faster on every core than with ``--workers 1``; ``calibrate``
 within 1.5x; peak memory flat in the number of rows; bytes written <= 3x the

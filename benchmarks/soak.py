@@ -1,4 +1,4 @@
-"""Many nightlies into one Dagster home (issue 28 "a home that stops growing").
+"""Many nightlies into one Dagster home (a home that stops growing).
 Not a test: it prints figures.
 
 Runs ``python -m boardgen_dagster.nightly`` ``--nights`` times (default 40) on a table of

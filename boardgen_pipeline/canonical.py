@@ -1,6 +1,6 @@
 """One canonical encoding of plain data as text, for everything that is
-hashed or stored as JSON (SPEC 6 "bit-identical output"; issue 29 "one
-canonical encoding"): sorted keys, no spaces, tuples and sets as lists,
+hashed or stored as JSON (SPEC 6 "bit-identical output"; one
+canonical encoding): sorted keys, no spaces, tuples and sets as lists,
 numpy scalars as the Python numbers they hold, dataclasses as their fields,
 a ``Fraction`` as its exact ``"numerator/denominator"``. A new numpy repr or
 a field order cannot change what it writes; for ASCII data it is the very

@@ -129,7 +129,7 @@ def cmd_measure(args) -> int:
 
 
 def cmd_play(args) -> int:
-    """One JSON line a layout: the perfect player's game (issue 30). Every
+    """One JSON line a layout: the perfect player's game. Every
     file is read and checked before the first game, so a bad one costs no
     output."""
     from boardgen_pipeline.board.measure import board_of_layout
@@ -342,7 +342,7 @@ def cmd_advise(args) -> int:
 
 
 def _advise_apply(args) -> int:
-    """``advise --apply`` (issue 23): the fix of each failing row named (or,
+    """``advise --apply``: the fix of each failing row named (or,
     with ``--all``, of every failing row) written into the table in one
     validated, atomic edit, its diff printed; ``--dry-run`` prints the diff
     only. Refusals (a table that does not validate, an unknown row, a
@@ -396,7 +396,7 @@ def _advise_apply(args) -> int:
 
 
 def cmd_sql(args) -> int:
-    """One SQL statement against the warehouse's DuckDB views, read only (issue 13:
+    """One SQL statement against the warehouse's DuckDB views, read only (so
     the README's query works with what the project installs)."""
     import duckdb
 
@@ -431,7 +431,7 @@ def cmd_sql(args) -> int:
 def cmd_chart(args) -> int:
     """The report chart (p10/p50/p90 against the target, per row) and the
     difficulty curves, drawn on demand from the warehouse's current reports
-    (issue 22: a picture is drawn where it is looked at, not every night)."""
+    (a picture is drawn where it is looked at, not every night)."""
     from boardgen_pipeline.pictures.charts import write_difficulty_chart, write_report_chart
     from boardgen_pipeline.warehouse import datasets, publish
 
@@ -555,7 +555,7 @@ def cmd_watch(args) -> int:
 
 def cmd_history(args) -> int:
     """One row's calibration history: a line per published report version,
-    oldest first, newest last (issue 23; ``steps.history``). ``--row`` was
+    oldest first, newest last (``steps.history``). ``--row`` was
     checked by ``cli_args``; a row with no version is one sentence, exit 1."""
     from boardgen_pipeline.cli_args import parse_row_key
     from boardgen_pipeline.steps import history

@@ -1,5 +1,5 @@
-"""Domains of the command-line arguments (issue 15 "Every CLI argument is
-checked against its domain before any work"; SPEC 8; SPEC 2.7's report
+"""Domains of the command-line arguments (every argument is
+checked against its domain before any work; SPEC 8; SPEC 2.7's report
 style; seed 001 F4 for the batch sizes).
 
 ``boardgen`` and ``boardgen nightly`` call :func:`check_command` /
@@ -22,8 +22,8 @@ Why the bounds are what they are:
   (``scopes.PROBE_OFFSET``, the advisor's), which end where the next row's
   begin;
 * ``advise --apply`` writes the table, so it needs its rows (``--row`` or
-  ``--all``); ``--all`` and ``--dry-run`` only qualify ``--apply`` (issue 23);
-* ``history --row`` is one row key (issue 23: a trajectory is one row's);
+  ``--all``); ``--all`` and ``--dry-run`` only qualify ``--apply``;
+* ``history --row`` is one row key (a trajectory is one row's);
 * ``diff`` and ``watch`` (docs/review.md): ``--samples`` as ``calibrate``'s;
   ``--margin FIGURE=VALUE`` names a figure of the diff and a number >= 0;
   ``--alpha`` in ``(0, 0.5]`` (a false discovery rate above one half flags
@@ -277,7 +277,7 @@ def check_review(values: Mapping[str, object], prog: str) -> list[Violation]:
 
 
 def check_advise_apply(values: Mapping[str, object], prog: str = "boardgen advise") -> list[Violation]:
-    """``advise``'s ``--apply``, ``--all`` and ``--dry-run`` (issue 23):
+    """``advise``'s ``--apply``, ``--all`` and ``--dry-run``:
     ``--apply`` writes the table, so it names its rows (``--row``, or
     ``--all`` for every failing row); the two others only qualify it."""
     out: list[Violation] = []

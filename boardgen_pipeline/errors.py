@@ -46,7 +46,7 @@ class Violation:
 
 def not_utf8(exc: UnicodeDecodeError) -> str:
     """The cause a person reads when a file they gave is not UTF-8 text
-    (issue 29: every file a command reads fails in one sentence, never a
+    (every file a command reads fails in one sentence, never a
     ``UnicodeDecodeError`` traceback): the first bad byte and its offset."""
     return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}: {exc.reason}); save it as UTF-8"
 
@@ -65,7 +65,7 @@ class TableError(Exception):
 
 
 class WarehouseError(Exception):
-    """A storage fault (issue 14 "Clear errors, distinct exit codes"): the
+    """A storage fault (a clear error with its own exit code): the
     warehouse or the Dagster instance cannot be written or read. ``path`` is
     the file or folder concerned, ``cause`` a few words a person can act on
     ("disk full", "read-only file system"); ``str()`` is one sentence, which
@@ -83,8 +83,8 @@ class ServiceUnavailable(Exception):
 
 
 class ClusterError(ServiceUnavailable):
-    """A Dask cluster that cannot take rows (issue 22 "Bad input stays as it
-    is"): the address does not parse, nobody answers there, or the scheduler
+    """A Dask cluster that cannot take rows (caught before any row runs,
+    nothing written): the address does not parse, nobody answers there, or the scheduler
     has no worker. ``str()`` is one sentence naming the address, printed
     without a traceback before any row runs."""
 

@@ -1,6 +1,6 @@
-"""One helper per file job, for every writer of the project (issue 14 "a crash
-never leaves a half-written file", "faults cost nothing"; issue 29 "one way to
-do each thing"): replace a file atomically, hold a lock, digest a file.
+"""One helper per file job, for every writer of the project (a crash
+never leaves a half-written file, faults cost nothing; one way to
+do each thing): replace a file atomically, hold a lock, digest a file.
 
 - :func:`atomic_write` (bytes or text) and :func:`replacing` (a temporary
   path for a writer of its own, e.g. DuckDB): the new content goes to a

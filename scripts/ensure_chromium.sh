@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure Debian's Chromium (and ChromeDriver) are installed for the browser
-# test (tests/test_browser.py, issue 8). Installs only when /usr/bin/chromium is
+# test (tests/test_browser.py). Installs only when /usr/bin/chromium is
 # missing and we are root with apt-get; otherwise says what to do and exits 0,
 # so that `make test` still runs and the browser test fails with its own clear
 # message (no test is skipped to make CI green).

@@ -1,4 +1,4 @@
-"""The mutation score of each mutated module after `make mutate` (issue 24;
+"""The mutation score of each mutated module after `make mutate` (see
 docs/testing.md): killed / total per module, and the surviving mutants by
 name (`mutmut show NAME` prints one). Reads mutmut's own result files
 (``mutants/**/*.py.meta``) and writes nothing.

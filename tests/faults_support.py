@@ -1,4 +1,4 @@
-"""Fault injection helpers for tests/test_faults_*.py (issue 14): a small file
+"""Fault injection helpers for tests/test_faults_*.py: a small file
 system to fill (tmpfs, or a loop-mounted ext2 image where tmpfs cannot be
 mounted), a tiny warehouse written through the library, a flipped byte."""
 

@@ -37,7 +37,7 @@ def nightly(tables: Path, root: Path, home: Path, *extra: str, env: dict | None 
 def parquet_files(root: Path) -> dict[str, bytes]:
     """Every published file's bytes; a calibration history version's records
     but the time it was first published, which is the only thing that differs
-    between two warehouses built at different times (issue 23)."""
+    between two warehouses built at different times."""
     out = {}
     for p in sorted(Path(root).rglob("*.parquet")):
         if "_rejected" in p.parts or "_damaged" in p.parts:

@@ -1,4 +1,4 @@
-"""``boardgen advise --row L,D --apply`` (issue 23): the advisor's fix written
+"""``boardgen advise --row L,D --apply``: the advisor's fix written
 into a copy of the tables, one value of one row, every comment kept; the row
 then passes F4 in a real calibration; ``--dry-run`` and every refusal leave
 the file as it was."""
@@ -154,7 +154,7 @@ def test_all_fixes_every_failing_row_density_first_and_leaves_passing_rows_alone
 
 
 def test_the_fix_is_the_first_of_density_cap_target_that_changes_the_row_and_passes(tables):
-    """The order of issue 23, and the batch's own verdict on each candidate:
+    """The order (density, then cap, then target), and the batch's own verdict on each candidate:
     a value equal to the row's is no change; a candidate that fails the row's
     F4 batch is passed over."""
     table = load_board_gen(tables / "board_gen.toml")

@@ -1,4 +1,4 @@
-"""The calibration advisor (issue 8): rates, intervals, and searches whose
+"""The calibration advisor: rates, intervals, and searches whose
 answers are known by construction."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The layout's rules hold, and breaking one fails the build (issue 11).
+"""The layout's rules hold, and breaking one fails the build.
 
 ``make test`` runs ``lint-imports`` and ``ruff check`` before pytest; these
 tests run them too, and show on a copy of the code that a Dagster import in
@@ -46,8 +46,8 @@ def test_ruff_is_clean():
 
 
 def test_each_broken_rule_breaks_the_build(copy):
-    """One copy, three faults planted at once, one run of the linter (issue 29:
-    the suite ran it five times): each is named."""
+    """One copy, three faults planted at once, one run of the linter (the
+    suite once ran it five times): each is named."""
     assert lint_imports(copy).returncode == 0  # the copy itself is clean
     append(copy / "boardgen_pipeline" / "board" / "rng.py", "import dagster  # noqa")
     append(copy / "boardgen_pipeline" / "board" / "generator.py", "from boardgen_pipeline.warehouse import publish  # noqa")

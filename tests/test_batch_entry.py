@@ -1,4 +1,4 @@
-"""The batch entry point and the compiled fog step (issue 16): the same
+"""The batch entry point and the compiled fog step: the same
 boards and records as the per-board API, the compiled fog step equal to its
 readable reference, any attempt budget, and the exit chosen from the
 attempt log equal to ``choose_exit``."""
@@ -95,7 +95,7 @@ def test_run_row_uses_the_batch_and_keeps_progress_per_board():
 @pytest.mark.parametrize("budget", [1, 32, 33, 400])
 def test_any_attempt_budget(budget):
     # 30x16, 99 mines (density 99/471), spawn 3x3, shave 0, target 1.0: the
-    # expert board of issue 15; most boards need more than 32 attempts
+    # expert board, asked for with a 400-attempt budget; most boards need more than 32 attempts
     r = row(board_width=30, board_height=16, mine_density=99 / 471, inferability_target=1.0, r0_max_cap=480,
             shave_ring_radius=0, max_gen_attempts=budget)
     scopes = range(7)

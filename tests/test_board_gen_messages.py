@@ -1,5 +1,5 @@
-"""The ``board_gen`` loader's violations whole (SPEC 2.7; seed 001 F2; issue
-15: file, row, field, value, rule and a sentence; issue 24, asked by the
+"""The ``board_gen`` loader's violations whole (SPEC 2.7; seed 001 F2;
+file, row, field, value, rule and a sentence; asked by the
 mutation run of ``tables/board_gen.py``: docs/testing.md): how a row is named
 when its keys are missing or of the wrong kind, unknown and missing fields,
 the monotone warning of assertion E (equal values are no decrease), and each

@@ -1,5 +1,5 @@
 """The Boss overlay check follows seed 003 on any legal variation table
-(issue 15): the whole-board type on a Boss board exactly when that level's
+(not only the default one): the whole-board type on a Boss board exactly when that level's
 global pool is non-empty, region fallback otherwise. Two legal tables that
 differ from the default only in when the global row unlocks: level 3 (a
 level-2 Boss falls back to region placement) and level 1 (the level-1 Boss
@@ -60,7 +60,7 @@ def test_the_boss_check_holds_on_both_fallback_tables(tmp_path, unlock):
 
 
 def test_a_level_2_boss_falling_back_is_legal_when_global_unlocks_at_3(tmp_path):
-    # before issue 15 this board was reported as "boss_without_global"
+    # the check once hard-coded the default table and reported this board as "boss_without_global"
     table = table_unlocking_global_at(3, tmp_path)
     _, _, o = boss_overlay(table, 2, "underdark", 0)
     assert o.global_variant is None and o.global_pool == () and o.variant_type in ("magma", "ember_veil")
@@ -68,7 +68,7 @@ def test_a_level_2_boss_falling_back_is_legal_when_global_unlocks_at_3(tmp_path)
 
 
 def test_a_level_1_boss_with_the_global_type_is_legal_when_it_unlocks_at_1(tmp_path):
-    # before issue 15 this board was reported as "level1_boss_global"
+    # the check once hard-coded the default table and reported this board as "level1_boss_global"
     table = table_unlocking_global_at(1, tmp_path)
     _, _, o = boss_overlay(table, 1, "dungeon", 0)
     assert o.global_variant == "skewed_veins" and o.cells == ()

@@ -1,9 +1,9 @@
 """The failing check of a row, as a designer sees it in the Dagster UI, in a
-real browser (issue 8 "Browser test").
+real browser.
 
 1. The pipeline materializes the ``unmeetable`` fixture (row (1,1) cannot
    reach target 1.0: assertion A fails) into a temporary warehouse and a
-   temporary ``DAGSTER_HOME`` as the nightly does (issue 28): the tables
+   temporary ``DAGSTER_HOME`` as the nightly does: the tables
    and draws, one run over every row partition, the table-wide checks.
 2. ``dagster-webserver`` starts on a free localhost port, on a workspace
    file pointing at ``boardgen_dagster.definitions`` with ``BOARDGEN_TABLES``,
@@ -11,18 +11,18 @@ real browser (issue 8 "Browser test").
    test waits (bounded) until the code location is loaded.
 3. Headless Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright)
    opens the asset graph, where the failure must show without opening any
-   Partitions tab (issue 13): ``calibration_report`` is drawn red (its
+   Partitions tab: ``calibration_report`` is drawn red (its
    table-wide check ``every_row_passes_f4`` failed), a passing asset is
    not. That check's page shows first, above its metadata and without a
    click, the failing row and assertion, its verdict, the advisor's fix and
    the pictures (histogram with the target, worst board), decoded images,
-   whole (issue 23) in a 1500x950 and a 1280x800 window: each picture,
+   whole in a 1500x950 and a 1280x800 window: each picture,
    scrolled into view, is on screen, inside every ancestor that clips
    (the description panel is 260 px high, ``overflow: hidden``) and covered
    by nothing (the panel's "Show more" button); so are the full-size
    pictures in the dialog of its ``failing_row_pictures`` entry.
    Then the table-wide check ``a_no_board_below_target`` of asset
-   ``boards`` (issue 28: checks are table-wide): the failing row named in its
+   ``boards`` (checks are table-wide): the failing row named in its
    verdict, the row's own figures and failing scopes in its metadata; and
    the ``boards`` Partitions tab: each row's state, the failing row's
    figures on its materialization.
@@ -71,7 +71,7 @@ CHROMIUM_ARGS = [
 ]
 N = 8
 FAILING, PASSING = "1-1", "1-0"
-WINDOWS = ((1500, 950), (1280, 800))  # the table-wide check's page is read in these (issue 23)
+WINDOWS = ((1500, 950), (1280, 800))  # the table-wide check's page is read in these
 PICTURES = ("inferability histogram", "worst board")  # the alt texts of a failing row's two pictures
 CHECK = assertions.CHECK_A
 SERVER_START_TIMEOUT = 240.0  # seconds until the code location is loaded
@@ -342,7 +342,7 @@ def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
                 assert not _reddish(page.evaluate(f"{NODE_BORDER_JS}('validated_rows')")), "a passing asset is red"
 
                 # 2. the table-wide check: the failing row, its fix and its pictures first, decoded and
-                # whole in each window (issue 23)
+                # whole in each window
                 for width, height in WINDOWS:
                     page.set_viewport_size({"width": width, "height": height})
                     page.goto(f"http://127.0.0.1:{port}/assets/calibration_report?view=checks"

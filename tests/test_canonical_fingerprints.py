@@ -1,5 +1,5 @@
-"""Every fingerprint hashes one canonical encoding (issue 29 "fingerprints
-encode data two ways"; ``boardgen_pipeline/canonical.py``): a table value
+"""Every fingerprint hashes one canonical encoding (fingerprints once
+encoded data two ways; ``boardgen_pipeline/canonical.py``): a table value
 held as a numpy scalar or a Python number, printed under any numpy print
 option, gives the same digest, where a ``repr()`` of the same content moved
 with numpy (``np.int64(5)`` since numpy 2, ``5`` before)."""
@@ -85,7 +85,7 @@ def test_the_canonical_encoding_of_each_kind():
 
 
 def test_a_row_fingerprint_is_the_canonical_digest_of_its_fields():
-    """The same text the loader hashed before issue 29 (json.dumps with sorted keys): no row's fingerprint moved."""
+    """The same text the loader hashed before the canonical encoding (json.dumps with sorted keys): no row's fingerprint moved."""
     import hashlib
     import json
 

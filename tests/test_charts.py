@@ -1,4 +1,4 @@
-"""The pictures are real, valid PNG images (issue 8 "Pictures")."""
+"""The pictures are real, valid PNG images."""
 
 from __future__ import annotations
 

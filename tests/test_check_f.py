@@ -1,5 +1,5 @@
-"""Check F and the perfect player's figures of a row (issue 30 "Per row",
-"Pictures"): report C's fairness columns against the board records they
+"""Check F and the perfect player's figures of a row, with their
+pictures: report C's fairness columns against the board records they
 come from, the advisory check on ``min_mean_survival`` (a warning, an error
 only where the header sets ``survival_is_criterion``), its boundary, the
 rows with nothing to judge, the table fields' domains, and the two pictures.

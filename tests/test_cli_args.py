@@ -1,7 +1,7 @@
 """Every command-line argument is checked against its domain before any
-work (issue 15): exit code 2, one violation line per bad argument in the
+work: exit code 2, one violation line per bad argument in the
 table-violation style, nothing read or written, no traceback; ``--help``
-states every option's default (issue 13)."""
+states every option's default."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def with_option(argv: list[str], option: str, value: str) -> list[str]:
 
 
 CASES = {
-    # the issue's cases (and their neighbours): argv, (field, value) reported
+    # the reported bad arguments (and their neighbours): argv, (field, value) reported
     "generate --seed -1": (["generate", "--level", "1", "--depth", "0", "--seed", "-1"], ("--seed", "-1")),
     "generate --master-seed -1": (["generate", "--level", "1", "--depth", "0", "--seed", "1", "--master-seed", "-1"],
                                   ("--master-seed", "-1")),
@@ -280,7 +280,7 @@ def test_nightly_bad_arguments_exit_2_before_any_work(capsys, monkeypatch, tmp_p
     ([], {"BOARDGEN_KEEP_RUNS": "0"}, "$BOARDGEN_KEEP_RUNS"),
 ])
 def test_an_out_of_domain_retention_setting_is_one_sentence_and_exit_2(argv, env, field, capsys, monkeypatch):
-    """Issue 28: ``--keep-runs`` and ``$BOARDGEN_KEEP_DAYS`` out of their domain,
+    """``--keep-runs`` and ``$BOARDGEN_KEEP_DAYS`` out of their domain,
     for the nightly and for ``boardgen prune``, before anything is opened."""
     from boardgen_pipeline.cli import main as boardgen
 
@@ -297,7 +297,7 @@ def test_an_out_of_domain_retention_setting_is_one_sentence_and_exit_2(argv, env
 
 
 def test_bench_outside_the_domains_exits_2_in_a_fresh_process():
-    # before issue 15 each of these segfaulted or aborted with "double free"
+    # each of these once segfaulted or aborted with "double free"
     argv = with_option(with_option(with_option(BENCH, "--density", "2"), "--width", "0"), "--attempts", "400")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     p = subprocess.run([sys.executable, "-m", "boardgen_pipeline.cli", *argv], capture_output=True, text=True,

@@ -1,5 +1,5 @@
-"""``boardgen play`` and ``boardgen measure --probabilities`` (issue 30 "SQL
-and CLI"): a hand-worked 50/50 through both commands, every file of a run
+"""``boardgen play`` and ``boardgen measure --probabilities`` (the perfect
+player's CLI): a hand-worked 50/50 through both commands, every file of a run
 checked before the first game, and the commands against the library on
 generated boards that force guesses.
 

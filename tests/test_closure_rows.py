@@ -1,5 +1,5 @@
 """The closure on bit rows reaches the cell-by-cell closure's fixed point
-(issue 16: the expert speed-up changes no board).
+(the expert speed-up changes no board).
 
 ``closure_rows`` reads the rules through the board's mines (every derived
 fact is true of the board), ``kernels.closure_cells`` through the numbers;
@@ -108,7 +108,7 @@ def test_boards_the_rows_cannot_hold_go_cell_by_cell(case):
 
 @pytest.mark.parametrize("width,height", [(30, 16), (12, 12), (9, 9), (58, 7), (5, 30)])
 def test_waves_on_rows_count_the_waves_of_the_cell_version(width, height):
-    # solve_rounds and subset_steps (issue 17) on rows: the same counts and
+    # solve_rounds and subset_steps on rows: the same counts and
     # the same fixed point as difficulty.waves, with and without fog
     nb, nbn, spawn = difficulty._arrays(width, height, 3)
     rng = np.random.default_rng(width * 7 + height)
@@ -144,7 +144,7 @@ def _bit_ops(values, tz, pc):
 
 
 def test_the_word_operations_of_the_rows():
-    # issue 29: trailing_zeros is LLVM's cttz through numba's public
+    # trailing_zeros is LLVM's cttz through numba's public
     # intrinsic API; defined for 0 (the word's width), like the numba
     # internal it replaces
     rng = np.random.default_rng(3)

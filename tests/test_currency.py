@@ -1,5 +1,5 @@
-"""Issue 23 "one module answers 'is this partition current, and if not,
-why'": ``steps.currency`` says current or not, and why, for a row's boards,
+"""One module answers "is this partition current, and if not,
+why": ``steps.currency`` says current or not, and why, for a row's boards,
 its overlays, the node-map draws and the strata; and a second look at
 unchanged files reads nothing again (the sensor asks every second), while a
 rewritten or damaged file is read again."""
@@ -99,7 +99,7 @@ def test_a_damaged_report_or_overlays_file_makes_its_row_stale(tmp_path):
 
 def test_a_damaged_row_checks_file_makes_its_row_stale(tmp_path):
     """Every row dataset (``datasets.ROW_DATASETS``) is one the row is rebuilt
-    for, the row's check verdicts too (issue 29: one list of them)."""
+    for, the row's check verdicts too (one list of them)."""
     root = tmp_path / "wh"
     table = _table(tmp_path)
     _publish(root, table, (1, 0))

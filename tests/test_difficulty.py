@@ -1,4 +1,4 @@
-"""Per-board difficulty figures (issue 17): 3BV and openings against hand
+"""Per-board difficulty figures: 3BV and openings against hand
 counts and ms-toollib, the solve waves against the reference closure, and
 complete-logic solvability against hand-derived boards, a brute-force
 enumeration of every mine configuration, and ms-toollib's ``is_solvable``."""

@@ -1,4 +1,4 @@
-"""The difficulty figures downstream of the board (issue 17): report C's
+"""The difficulty figures downstream of the board: report C's
 columns, the difficulty curve chart, the stratified figures and the
 advisor's "does not rise with depth" reading."""
 
@@ -39,7 +39,7 @@ def test_difficulty_figures_by_hand():
     assert (f["bbbv_per_safe_p10"], f["bbbv_per_safe_p50"], f["bbbv_per_safe_p90"]) == pytest.approx((0.2, 0.6, 1.0))
     assert f["subset_steps_p50"] == 1 and f["solve_rounds_p50"] == 6
     assert f["solvable_full_logic_share"] == pytest.approx(9 / 11)  # i = 4, 8 are not
-    # records written before issue 17 carry no difficulty: no columns, not zeros
+    # records written before the difficulty figures carry none: no columns, not zeros
     assert difficulty_figures([{"safe_count": 3}]) == {}
 
 
@@ -121,7 +121,7 @@ def test_strata_average_the_difficulty_figures():
     assert out["*"]["solvable_full_logic_share"] == pytest.approx(0.5)
     names = set(stratify.dataset_schema().names)
     assert set(stratify.DIFFICULTY_FIGURES) <= names
-    # a report without them (written before issue 17): the figures stay empty
+    # a report without them (written before the difficulty figures): the figures stay empty
     del reports[(1, 1)]["bbbv_per_safe_p50"]
     figures = stratify.row_figures_of(reports)
     assert all("bbbv_per_safe_p50" not in f and "p50" in f for f in figures.values())
@@ -146,7 +146,7 @@ def test_calibrate_puts_the_figures_in_the_warehouse(tmp_path, capsys):
     assert len(boards) == 4 and all(1 <= b[0] <= b[5] for b in boards)
     assert share == sum(b[4] for b in boards) / 4
     assert p50 == pytest.approx(float(np.percentile([b[0] / b[5] for b in boards], 50)))
-    assert not (wh / charts.DIFFICULTY_CHART).exists()  # drawn on demand (issue 22)
+    assert not (wh / charts.DIFFICULTY_CHART).exists()  # drawn on demand
     capsys.readouterr()
     assert cli.main(["chart", "--warehouse", str(wh)]) == 0
     assert capsys.readouterr().out.split() == [str(wh / "calibration_report.png"), str(wh / charts.DIFFICULTY_CHART)]

@@ -1,4 +1,4 @@
-"""The F4 assertions seen failing as check outcomes (issue 24 "Gaps"; seed 001
+"""The F4 assertions seen failing as check outcomes (checks no test saw failing before; seed 001
 "F4 批量统计断言"; SPEC 9 "asset checks"): B, B', A'' and A's fog-core leg,
 each from evidence built here, with the outcome's verdict, description and
 metadata checked against figures computed here from the records; then A's
@@ -249,7 +249,7 @@ def test_a_names_the_worst_board_and_draws_it_on_a_row_someone_will_look_at(batc
 
 def test_a_names_but_does_not_draw_the_worst_board_of_a_row_nobody_looks_at(batches):
     """A row passing with margin keeps its histogram and reading; its worst
-    board is named with the command that rebuilds it, not drawn (issue 28)."""
+    board is named with the command that rebuilds it, not drawn."""
     batch, records = batches[(1, 0)]
     ev = _evidence(batch, records)
     assert ev.advice.status == "ok"
@@ -393,13 +393,13 @@ def test_e_on_a_table_that_declares_no_monotone_field(batches):
 
 
 
-# ---------------------------------------------------------------- A's pictures on a fog row (issue 29)
+# ---------------------------------------------------------------- A's pictures on a fog row
 
 
 def test_a_fog_rows_pictures_count_what_its_verdict_counts(monkeypatch):
     """Row 3-4 of the default tables (fog), its target raised to 0.9 and one
     attempt a board so that boards fall below it: A counts a board below target on its core too, and
-    so do the text histogram and the chart (issue 29: the chart said 36 where
+    so do the text histogram and the chart (a bug once had the chart say 36 where
     the verdict said 44)."""
     from boardgen_pipeline.calibration.batch import judged_inferability, target_fraction
     from boardgen_pipeline.tables.board_gen import load_board_gen_dir

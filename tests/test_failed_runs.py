@@ -1,4 +1,4 @@
-"""A failed run is visible (issue 28): the rows a failed run did not record
+"""A failed run is visible: the rows a failed run did not record
 read as failed in the asset's partitions, the ones it recorded as
 materialized; a row whose batch A' withholds reads as missing, never as
 stored. No setting hides either: the engine plans one materialization per

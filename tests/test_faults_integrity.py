@@ -1,4 +1,4 @@
-"""Issue 14, integrity faults: a flipped byte and a lost file are found and
+"""Integrity faults: a flipped byte and a lost file are found and
 regenerate exactly their row, a copied or moved warehouse reads its own
 files, a writer killed with SIGKILL leaves nothing published lost and its
 temporary files are swept at the next run."""

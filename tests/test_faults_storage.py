@@ -1,4 +1,4 @@
-"""Issue 14, storage faults injected on a real small file system: a full disk
+"""Storage faults injected on a real small file system: a full disk
 never removes the views nor a published file, a read-only file system and a
 warehouse path under a file end in one sentence with exit code 5, found
 before any row is computed."""
@@ -104,7 +104,7 @@ def test_a_warehouse_path_under_a_file_is_found_before_any_row(tmp_path):
     p = cli("calibrate", "--samples", "8", "--tables", TABLES, "--warehouse", tmp_path / "afile" / "wh")
     one_sentence(p, str(tmp_path / "afile"), "is a file, not a folder")
     assert "calibrating" not in p.stdout
-    # the warehouse path itself a file: a bad argument (issue 15), exit 2, before any work
+    # the warehouse path itself a file: a bad argument, exit 2, before any work
     p = cli("calibrate", "--samples", "8", "--tables", TABLES, "--warehouse", tmp_path / "afile")
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert str(tmp_path / "afile") in p.stderr and "it is a file" in p.stderr

@@ -1,4 +1,4 @@
-"""One helper per file job (issue 29 "one way to do each thing";
+"""One helper per file job (one way to do each thing;
 ``boardgen_pipeline/files.py``): every replaced file is synced and renamed with
 its folder synced, keeps its permissions, and is left untouched when the new
 content is refused; every lock is ``files.lock``, the table editor's on the

@@ -1,4 +1,4 @@
-"""Fog rows (issue 6; SPEC 5; seed 001 F1-F3, F5, AC-6, AC-10, AC-13..16)."""
+"""Fog rows (SPEC 5; seed 001 F1-F3, F5, AC-6, AC-10, AC-13..16)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fog budget on a board worked by hand (issue 24 "Gaps"; seed 001 F3):
+"""The fog budget on a board worked by hand (seed 001 F3):
 Chain0, ``delta_budget_fog = |F - Chain0| * dig_ap_cost`` and
 ``fog_burden_ratio = |F - Chain0| / max(1, |S - Chain0|)``, every figure
 derived in the comments below, held against the readable reference

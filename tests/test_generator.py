@@ -1,5 +1,5 @@
 """The generator: seed 000's acceptance lines ("验收标准") by name, whole-board
-golden vectors, the three exits and property tests (issue 2)."""
+golden vectors, the three exits and property tests."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""A restructure changes no board (issue 22): every row of the default tables,
+"""A restructure changes no board: every row of the default tables,
 calibrated by the row chain on 1 and on 2 worker processes, gives the
-records the code before issue 22 wrote (the digests below were taken from
+records the code before the row chain wrote (the digests below were taken from
 that code: ``boardgen calibrate --samples 16`` at commit 627bf0e), and the
 two worker counts write the very same bytes.
 
@@ -8,17 +8,17 @@ A record digest is the sha256 of the partition's records as canonical JSON,
 so it pins every value of every board, overlay and report, and not the
 Parquet encoder's version string.
 
-Bookkeeping apart (issue 29 "one canonical encoding"): the overlays' column
-``overlay_fingerprint`` hashes the variation table, whose encoding issue 29
+Bookkeeping apart (one canonical encoding): the overlays' column
+``overlay_fingerprint`` hashes the variation table, whose encoding was
 changed (canonical JSON, not a ``repr()``), so the overlay digests below are
 of the records without that column (``FINGERPRINT_COLUMNS``), taken from the
-code before issue 29 (commit 054da6b, whose full-record digests were still
+code before that change (commit 054da6b, whose full-record digests were still
 those of 627bf0e in the same run): every board, overlay and report value is
 pinned as before. The fingerprints themselves are pinned apart
 (``OVERLAY_FINGERPRINTS``, with the variation and pools digests they and the
 node-map draws are built from).
 
-Issue 30 added the perfect player's columns to the boards and the reports
+The perfect player added its columns to the boards and the reports
 and bumped ``METRIC_VERSION`` to 2 (so that a warehouse made before
 regenerates): the digests above are of the records without those columns
 (``ISSUE_30_COLUMNS``) and with the version-1 batch fingerprint and metric
@@ -95,12 +95,12 @@ BEFORE_ISSUE_22 = {
 
 # Columns that hash tables, not boards: left out of the record digests above (module docstring).
 FINGERPRINT_COLUMNS = {"variant_overlays": ("overlay_fingerprint",)}
-# Issue 29's canonical encoding of the variation table and the pools (they were 1ab7ffba13e6bfa1 and
+# The canonical encoding of the variation table and the pools (they were 1ab7ffba13e6bfa1 and
 # 06a48d5857ba9b7d as repr() text), and each row's overlay fingerprint built on them (and on the
-# row's batch fingerprint, which issue 30's metric version changed).
+# row's batch fingerprint, which metric version 2 changed).
 VARIATION_DIGEST = "d049bb7de3cc525e"
 POOLS_DIGEST = "d8ca8965c5a53fdd"
-OVERLAY_FINGERPRINTS = {  # on the batch fingerprints of metric version 2 (issue 30)
+OVERLAY_FINGERPRINTS = {  # on the batch fingerprints of metric version 2
     "1-0": "dbaaa51b6aa8eb8a",
     "1-1": "1c9d3996a2b4e5c6",
     "1-2": "f1864935b8ac42ef",
@@ -119,11 +119,11 @@ OVERLAY_FINGERPRINTS = {  # on the batch fingerprints of metric version 2 (issue
 }
 
 
-# What issue 30 added: the player's figures of each board, the row's figures and check F's columns.
+# What the perfect player added: its figures of each board, the row's figures and check F's columns.
 ISSUE_30_COLUMNS = {"boards": player.METRICS,
                     "calibration_report": (*FAIRNESS_FIGURES, "assertion_f", "min_mean_survival",
                                            "survival_is_criterion")}
-BATCH_FINGERPRINTS = {  # metric version 2 (issue 30)
+BATCH_FINGERPRINTS = {  # metric version 2 (the perfect player's)
     "1-0": "6281ad4c962a5cf8",
     "1-1": "8d5089e7f0dbab9b",
     "1-2": "44919fa734e06580",
@@ -180,13 +180,13 @@ def _digest(records: list[dict]) -> str:
 
 
 def _version_1_fingerprint(row_fingerprint: str) -> str:
-    """The batch fingerprint the code before issue 30 gave a row (metric version 1)."""
+    """The batch fingerprint the code before the perfect player gave a row (metric version 1)."""
     text = f"{row_fingerprint}|n={SAMPLES}|seed=0|metric_version=1"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def as_before_issue_30(record: dict, old_fingerprint: dict[str, str]) -> dict:
-    """A record as the code before issue 30 wrote it: its batch fingerprint
+    """A record as the code before the perfect player wrote it: its batch fingerprint
     and metric version those of metric version 1 (the new columns are left
     out by the caller)."""
     out = dict(record)
@@ -218,7 +218,7 @@ def record_digests(root) -> dict[str, str]:
 
 
 def fairness_digests(root) -> dict[str, str]:
-    """The digest of the issue-30 columns alone, a partition each."""
+    """The digest of the perfect player's columns alone, a partition each."""
     return {f"{dataset}/{key}": _digest([{k: r[k] for k in ISSUE_30_COLUMNS[dataset]} for r in records])
             for dataset, key, records in _records(root) if dataset in ISSUE_30_COLUMNS}
 
@@ -276,13 +276,13 @@ def test_every_file_of_a_dataset_has_the_one_schema_the_views_rely_on(warehouses
     """The views read each dataset's first file's schema only (no ``union_by_name``,
     whose cost grows with the files): a column typed in one row's file and left
     ``null`` in another's (a fog assertion on a fogless row) would fail queries."""
-    for dataset in (*chain.STAGES, history.DATASET):  # the history: one file per version (issue 23)
+    for dataset in (*chain.STAGES, history.DATASET):  # the history: one file per version
         schemas = {str(pq.read_schema(p).remove_metadata()) for p in (warehouses[1] / dataset).rglob("*.parquet")}
         assert len(schemas) == 1, (dataset, schemas)
 
 
 def test_two_workers_keep_the_versions_one_worker_keeps(warehouses):
-    """Every row's report is kept as one version (issue 23), named by its
+    """Every row's report is kept as one version, named by its
     content: the same names and records whatever the worker count, but for
     the time each was first published."""
     def versions(root):

@@ -1,4 +1,4 @@
-"""The history of every calibration (issue 23): each published report
+"""The history of every calibration: each published report
 version of a row is kept, once per distinct content, and read back through
 ``boardgen history --row L,D`` and the DuckDB view ``calibration_history``.
 
@@ -166,7 +166,7 @@ GOLDEN_RECORD = {
     "metric_version": 1,
 }
 GOLDEN_VERSION = "c43a309cfa10c031"
-# The same row's report as metric version 2 writes it (issue 30): the perfect player's figures beside
+# The same row's report as metric version 2 writes it: the perfect player's figures beside
 FAIRNESS = {"fairness_boards": 8, "fairness_not_analysed": 0, "no_guess_share": 0.75, "mean_guesses": 0.25,
             "win_rate": 0.875, "win_rate_ci_low": 0.5291, "win_rate_ci_high": 0.9776, "mean_survival": 0.9,
             "mean_survival_ci_low": 0.5958, "mean_survival_ci_high": 0.9821, "mean_first_guess_p_safe": 0.6,
@@ -175,7 +175,7 @@ GOLDEN_VERSION_2 = "0597759fe688e358"
 
 
 def test_a_column_added_later_names_a_version_only_where_it_holds_a_value():
-    """Versions kept before issue 30 keep their names (its columns are null
+    """Versions kept before the perfect player keep their names (its columns are null
     there); a report that has them is another version, pinned."""
     assert history.version_of({**GOLDEN_RECORD, **dict.fromkeys(FAIRNESS)})["version"] == GOLDEN_VERSION
     v2 = history.version_of({**GOLDEN_RECORD, "metric_version": 2, **FAIRNESS})
@@ -353,8 +353,8 @@ def test_the_pipeline_keeps_the_same_history(tmp_path):
 
 
 def test_the_parameters_a_version_and_a_report_carry_are_the_tables_in_their_order():
-    """One list of the row's reported parameters (``board_gen.REPORTED_PARAMETERS``,
-    issue 29): the history's typed columns and the report's columns are read
+    """One list of the row's reported parameters (``board_gen.REPORTED_PARAMETERS``):
+    the history's typed columns and the report's columns are read
     from it, in the order and with the types they had when each was a copy
     (the files and views of an existing warehouse keep their schema)."""
     from boardgen_pipeline.calibration import report

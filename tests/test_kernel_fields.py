@@ -1,5 +1,5 @@
 """The kernels read their arrays by name, and every name holds what it says
-(issue 29 "held by luck").
+(not, as before, by position and luck).
 
 ``run_batch`` took 46 positional arrays, fed in the same order from a tuple
 the workspace built: two of one kind swapped (a board's fog for its R0,

@@ -1,4 +1,4 @@
-"""No input can crash the compiled kernels (issue 15, kernel part).
+"""No input can crash the compiled kernels.
 
 Impossible sizes, densities and budgets are refused with ValueError before
 any kernel runs (and by the kernels themselves); every array is sized from
@@ -144,7 +144,7 @@ FUZZ = textwrap.dedent("""
                 seen["exits"].add(m["exit"])
                 seen["boards"] += 1
             # the perfect player and the probability engine on the same boards
-            # (issue 30), with a node budget of none, a little, the default
+            # with a node budget of none, a little, the default
             mines = np.stack([np.frombuffer(b.mines, np.uint8) for b, _ in outs])
             fog = np.zeros_like(mines)
             for i, (b, _) in enumerate(outs):

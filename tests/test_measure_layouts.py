@@ -1,4 +1,4 @@
-"""``measure`` refuses layouts that cannot be boards (issue 15): a mine in
+"""``measure`` refuses layouts that cannot be boards: a mine in
 the spawn square, ragged rows, unknown characters, no safe cell, a board
 smaller than the spawn square. Library calls raise LayoutError; the CLI
 prints one line and exits 1, no traceback."""

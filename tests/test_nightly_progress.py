@@ -1,5 +1,5 @@
-"""``make run`` shows what it is doing while it runs (issue 12 "Live
-progress"; issue 28: the bar counts the rows the runs have recorded, from
+"""``make run`` shows what it is doing while it runs (live
+progress; the bar counts the rows the runs have recorded, from
 the engine's run statistics): in a terminal, the nightly says so from its
 first line, then a progress bar counts rows (done / total), boards per
 second and time left while the lanes run, then the summary."""

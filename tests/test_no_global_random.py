@@ -1,5 +1,5 @@
-"""No global random state in library code (SPEC 6; seed 001 AC-18; issue 24
-"Weak spots"): a static scan of every module of boardgen_pipeline and
+"""No global random state in library code (SPEC 6; seed 001 AC-18):
+a static scan of every module of boardgen_pipeline and
 assets. Every draw comes from ``board.rng`` streams; Python's ``random``,
 ``secrets``, ``numpy.random`` (under any name it is imported as) and
 ``os.urandom`` are refused wherever they are reached."""
@@ -109,7 +109,7 @@ def test_no_global_random_state(path: Path):
     assert offences(ast.parse(path.read_text(encoding="utf-8"))) == []
 
 
-# Benchmarks may draw layouts (issue 30: standard boards for the win-rate
+# Benchmarks may draw layouts (standard boards for the win-rate
 # sweep), but only from a generator they seed: numpy's Generator over a
 # PCG64 built from an explicit seed, nothing global and nothing unseeded.
 BENCHMARKS = sorted(REPO.glob("benchmarks/*.py"))

@@ -1,5 +1,5 @@
-"""Each node-map rule's violation whole (SPEC 4 "Validation"; issue 15: one
-clear sentence naming file, row, field, value and rule; issue 24, asked by
+"""Each node-map rule's violation whole (SPEC 4 "Validation"; one
+clear sentence naming file, row, field, value and rule; asked by
 the mutation run of ``nodemap/validate.py``: docs/testing.md).
 tests/test_nodemap_validate.py checks each bad fixture's rule and row; here
 the same violation's file, field, value and message are held to what was

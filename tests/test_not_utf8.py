@@ -1,4 +1,4 @@
-"""A file that is not UTF-8 text (issue 29 "a file that is not UTF-8"): every
+"""A file that is not UTF-8 text (never a traceback): every
 file a command reads from a person (a layout, a table, the table ``advise
 --apply`` rewrites, the warehouse files ``history`` and ``sql`` open) fails
 in one sentence naming the file and the cause, with the exit code of its

@@ -1,5 +1,5 @@
 """Overlays of a whole row, compiled, against the readable reference (SPEC 3;
-seed 003 "布置段", "验收标准"; issue 22).
+seed 003 "布置段", "验收标准").
 
 - ``board.r0``: the batch R0 equals ``solver.reveal_r0`` on every board, fog
   boards included; ``layouts_to_arrays`` equals ``geometry.parse_layout``;

@@ -1,5 +1,5 @@
 """Each readable overlay rule's issue, whole: its rule, its message and the
-cells it names (seed 003 "验收标准"; SPEC 9 "overlay checks"; issue 24, asked
+cells it names (seed 003 "验收标准"; SPEC 9 "overlay checks"; asked
 by the mutation run of ``variants/checks.py``: docs/testing.md). The
 metadata of the overlay checks and their drawings carry these; a rule that
 fires with the wrong cells or no message misleads the designer who reads it.

@@ -1,5 +1,5 @@
-"""No input makes the overlay kernels index out of bounds (issue 15, kernel
-part, for ``board.r0``, ``variants.placement_kernels`` and
+"""No input makes the overlay kernels index out of bounds (for
+``board.r0``, ``variants.placement_kernels`` and
 ``variants.check_kernels``).
 
 The fuzz runs in a subprocess with ``NUMBA_BOUNDSCHECK=1`` and a numba cache

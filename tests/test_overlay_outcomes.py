@@ -1,5 +1,5 @@
 """The overlay skew check and the not-applicable overlay outcomes as plain
-values (issue 24 "A habit", asked by the mutation run of
+values (asked by the mutation run of
 ``variants/outcomes.py``: docs/testing.md; seed 003 "off 态零扰动", "正向池合计恒
 77"; SPEC 9 "overlay checks"): the verdict, description, metadata and
 picture compared with figures worked out here from the default resource

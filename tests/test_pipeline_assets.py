@@ -1,5 +1,5 @@
 """The calibration graph materialized through Dagster on fixture tables
-(issue 3 "Tests"; issue 4 "Asset"; issue 28 "fewer, richer events"):
+(fewer, richer events):
 Parquet rows, DuckDB views, each row's stored verdicts and the table-wide
 checks built from them (boards and variant overlays); a row that cannot meet
 its target; an illegal row; a bad table."""
@@ -70,7 +70,7 @@ def test_every_row_gets_a_partition_and_one_run_records_them_all(small):
 
 
 def test_a_rows_run_records_about_two_events_a_row(small, tmp_path):
-    """Issue 28: a run's bookkeeping grows by one planned and one recorded
+    """A run's bookkeeping grows by one planned and one recorded
     materialization a row, whatever else it checks."""
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     defs = defs_for(tables, root)
@@ -103,7 +103,7 @@ def test_the_boards_materialization_carries_the_rows_figures_and_verdicts(small)
         assert m["published"] is True
         assert m["batch_fingerprint"] == fingerprints.batch_fingerprint(table.row_fingerprint(key), N, 0)
         assert e.materialization.tags["dagster/code_version"] == "metric_v2"
-        # what a perfect player risks on the row (issue 30): plotted, and check F's pictures on its page
+        # what a perfect player risks on the row: plotted, and check F's pictures on its page
         records = parquet_records(datasets.partition_path(root, "boards", key))
         survival = sum(r["survival"] for r in records) / len(records)
         assert m["mean_survival"] == pytest.approx(survival)
@@ -132,7 +132,7 @@ def test_duckdb_views_answer_over_the_parquet_files(small):
     try:
         views = {r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall()}
         # node_map_draws and calibration_strata: empty files (the fixture has no node-map pools);
-        # calibration_history: one version of each row's report (issue 23); row_checks (issue 28)
+        # calibration_history: one version of each row's report; row_checks
         assert views == {"boards", "board_metrics", "variant_overlays", "calibration_report", "node_map_draws",
                          "calibration_strata", "calibration_history", "row_checks"}
         counts = con.sql("select level_index, node_depth, count(*) from boards group by all order by all").fetchall()
@@ -166,7 +166,7 @@ def test_each_rows_verdicts_are_stored_with_their_numbers(small):
         exits = [a["figures"][f"exit_{e}"] for e in ("passed", "best_legal", "least_bad")]
         assert exits == list(want["exits"].values())
         assert a["pictures"] == {}  # a passing row keeps its numbers, not its pictures
-        if a["figures"]["advice_status"] == "ok":  # passes with margin: the worst board named, not drawn (issue 28)
+        if a["figures"]["advice_status"] == "ok":  # passes with margin: the worst board named, not drawn
             assert a["figures"]["worst_board_command"].endswith(f"--seed {a['figures']['worst_scope']}")
         assert checks[assertions.CHECK_A2]["passed"] and checks[assertions.CHECK_A2]["figures"]["target"] == 0.85
         a1 = checks[assertions.CHECK_A1]
@@ -225,7 +225,7 @@ def test_a_row_that_cannot_meet_its_target_fails_a_naming_that_row_only(tmp_path
     assert a["figures"]["failing_scopes"] == want["below"]
     assert a["figures"]["below_target"] == a["figures"]["failing_scopes_total"] == len(want["below"])
     assert a["figures"]["exit_best_legal"] == want["exits"]["best_legal"] > 0
-    # issue 8: the advisor's reading and real pictures are stored with the failing verdict
+    # the advisor's reading and real pictures are stored with the failing verdict
     assert a["figures"]["advice_status"] == "fails"
     assert a["pictures"]["advice"].startswith("row (1,1): fails")
     assert " !" in a["pictures"]["inferability_histogram"]  # bins below target flagged
@@ -302,7 +302,7 @@ def test_a_bad_table_fails_validation_with_the_validate_message(tmp_path, capsys
     assert not root.exists() or not list(root.rglob("*.parquet"))
 
 
-# --- variant overlays (issue 4) ------------------------------------------------------------------
+# --- variant overlays ----------------------------------------------------------------------------
 
 
 def _overlays(root, key):
@@ -392,7 +392,7 @@ def test_every_overlay_check_passes_with_its_numbers(small):
         dom = checks[overlay_row.CHECK_DOMAIN]["figures"]
         assert dom["variant_cells"] == sum(o["cell_count"] for o in ovs) and dom["issues"] == 0
         assert dom["failing_scopes"] == [] and dom["boards"] == N
-        # a passing check names a board to rebuild; the drawing is for a failing one (issue 22)
+        # a passing check names a board to rebuild; the drawing is for a failing one
         assert "overlaid_board" not in dom and dom["example_board"].startswith(f"boardgen generate --level {key[0]}")
         packs = checks[overlay_row.CHECK_PACKS]["figures"]
         sizes = Counter(len(p) for o in ovs for p in o["packs"])
@@ -429,7 +429,7 @@ def test_the_prepare_run_writes_empty_node_map_datasets_without_pools(small):
 
 
 def test_runs_of_one_row_each_write_the_warehouse_one_range_writes(small, tmp_path):
-    """Issue 28: the same bytes whatever the runs cover."""
+    """The same bytes whatever the runs cover."""
     from .test_pipeline_support import files_state
 
     root = tmp_path / "warehouse"

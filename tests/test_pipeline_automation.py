@@ -95,10 +95,10 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
 
         edit_row(tables, (1, 0), "inferability_target", 0.86)
         result, requests, cursor = tick(instance, defs, settings, cursor)
-        # one run per edit (issue 13): the row, then the table-wide checks and the figures that read its report
+        # one run per edit: the row, then the table-wide checks and the figures that read its report
         assert [r.partition_key for r in requests] == ["1-0"]
         assert requests[0].tags["boardgen/reason"] == "rows changed: 1-0"
-        # not the node-map draws, whose inputs (pools, adventures, row keys) did not change (issue 23)
+        # not the node-map draws, whose inputs (pools, adventures, row keys) did not change
         assert list(requests[0].asset_selection) == ROW_SELECTION
         assert checks_asked(requests[0]) == TABLE_CHECKS
         # asked again before the run stored the new fingerprint: not requested twice
@@ -315,9 +315,9 @@ def test_definitions_snapshot():
         "sensors": sorted(s.name for s in repo.sensor_defs),
     }
     assert snapshot == SNAPSHOT
-    for c in checks:  # table-wide checks (issue 28): one result for the whole table, a handful of events a run
+    for c in checks:  # table-wide checks: one result for the whole table, a handful of events a run
         assert graph.get_check_spec(c).partitions_def is None
-    # a backfill from the UI: one run per range of rows, each recording its own (issue 28)
+    # a backfill from the UI: one run per range of rows, each recording its own
     from boardgen_dagster.calibration import ROWS_PER_RUN
 
     assert graph.get(dg.AssetKey("boards")).backfill_policy == dg.BackfillPolicy.multi_run(ROWS_PER_RUN)

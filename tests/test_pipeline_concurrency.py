@@ -1,6 +1,6 @@
-"""The warehouse under concurrency and crashes (issue 3 "Tests"; SPEC 10):
+"""The warehouse under concurrency and crashes (SPEC 10):
 ``boardgen nightly`` runs every row partition in one Dagster run
-(issue 12) while a reader queries DuckDB and another session holds the
+while a reader queries DuckDB and another session holds the
 database open;
 a run killed in the middle of a Parquet write leaves nothing partial visible,
 and a rerun writes the same bytes."""

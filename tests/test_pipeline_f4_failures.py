@@ -1,4 +1,4 @@
-"""Assertion B failing through Dagster (issue 24 "Gaps"; seed 001 F4-B; SPEC 9
+"""Assertion B failing through Dagster (seed 001 F4-B; SPEC 9
 "asset checks"): a fog row whose region is almost never placed, calibrated by
 the job in process, fails its row's B check with the share and the shortfall
 the Parquet boards show, and turns the table-wide ``every_row_passes_f4`` red

@@ -1,5 +1,5 @@
-"""The node-map draws and the stratified figures through Dagster (issue 5
-"Assets", "Stratified figures") on the ``pools`` fixture: one level, rows at
+"""The node-map draws and the stratified figures through Dagster
+on the ``pools`` fixture: one level, rows at
 depths 0, 1 and 3, a pool of two templates of which one has no battle at
 depth 1. Dataset rows, the DuckDB views, determinism, chi-square metadata,
 figures computed here by hand; each check function failing on hand-built bad
@@ -70,7 +70,7 @@ def test_the_pools_run_materializes_draws_and_strata(pools):
     assert set(checks_of(run)) == set(draw_node_maps.CHECKS) | {stratify.CHECK_COMPLETE}
     assert all(c.passed for c in checks_of(run).values())
     assert all(c.partition is None for c in checks_of(run).values())
-    # issue 22: no chart is drawn by the run (`boardgen chart` draws them on demand)
+    # no chart is drawn by the run (`boardgen chart` draws them on demand)
     assert not list(pools["root"].glob("*.png"))
     strata_mat = next(e for e in run.get_asset_materialization_events()
                       if e.asset_key.to_user_string() == "calibration_strata")
@@ -204,8 +204,8 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     saved = report_11.read_bytes()
     report_11.unlink()
     requests, cursor = tick(cursor)
-    # a lost report file: its row is regenerated (issue 14), then the figures, in one run (issue 13);
-    # the draws do not read reports: not redrawn (issue 23)
+    # a lost report file: its row is regenerated, then the figures, in one run;
+    # the draws do not read reports: not redrawn
     assert [(r.partition_key, list(r.asset_selection)) for r in requests] == [("1-1", row_selection)]
     assert tick(cursor)[0] == []  # requested once per version
     run = run_pools(defs, instance)  # the figures without that report, before the sensor's run
@@ -222,7 +222,7 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     assert report_11.read_bytes() == saved  # the same row, the same report
 
     # a row's parameters edited: the row and the figures, never the draws, whose inputs are the
-    # pools, the adventures and the row keys (issue 23)
+    # pools, the adventures and the row keys
     draws_before = draws_path(root).stat()
     edit_row(pools["tables"], (1, 1), "mine_density", 0.21)
     requests, cursor = tick(cursor)

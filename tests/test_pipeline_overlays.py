@@ -1,4 +1,4 @@
-"""The variant-overlay checks (issue 4 "Asset"; seed 003 "验收标准"): each check
+"""The variant-overlay checks (seed 003 "验收标准"): each check
 function fails on a hand-built bad overlay and passes on a good one (the
 tables' load-time rules are strict, so a bad overlay cannot come from a
 fixture table); a failing check reaches Dagster with its numbers; an illegal
@@ -88,7 +88,7 @@ def test_every_check_passes_on_a_good_overlay():
     assert all(o.passed for o in outcomes), [o.description for o in outcomes if not o.passed]
     dom = outcomes[0]
     assert dom.metadata["variant_cells"] == 8 and dom.metadata["boards_with_cells"] == 2
-    # a passing check draws nothing (issue 22); it names a board to rebuild instead
+    # a passing check draws nothing; it names a board to rebuild instead
     assert "overlaid_board" not in dom.pictures
     assert dom.metadata["example_board"] == "boardgen generate --level 1 --depth 0 --seed 101 --variants"
     assert outcomes[1].metadata["pack_size_distribution"] == {"2": 4}
@@ -157,7 +157,7 @@ GLOBAL = dict(variant_type="skewed_veins", global_variant="skewed_veins", scope=
 
 
 @pytest.mark.parametrize("changes, rule", [
-    # region overlay on a level-2 Boss whose global pool is not empty (issue 15: the pool, not the level, decides)
+    # region overlay on a level-2 Boss whose global pool is not empty (the pool, not the level, decides)
     (dict(is_boss=True, level_index=2, global_pool=("skewed_veins",)), "boss_without_global"),
     (dict(is_boss=True, level_index=1, **GLOBAL), "level1_boss_global"),
     (dict(is_boss=False, level_index=2, **GLOBAL), "global_off_boss"),
@@ -306,7 +306,7 @@ def test_editing_the_variation_table_replaces_overlays_and_keeps_boards(tmp_path
         with dg.build_sensor_context(instance=instance, definitions=defs, resources={"settings": settings}) as context:
             result = table_edit_sensor(context)
         requests = list(result.run_requests)
-        assert len(requests) == 1  # one run per edit (issue 13)
+        assert len(requests) == 1  # one run per edit
         (r,) = requests
         assert r.tags["boardgen/reason"] == "overlays changed: 1-0 1-1 2-0"
         # no report reads the overlays: they and their checks alone, every stale row's

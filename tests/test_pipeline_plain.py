@@ -1,4 +1,4 @@
-"""The plain functions under the Dagster wiring (issue 3): which partitions a
+"""The plain functions under the Dagster wiring: which partitions a
 table edit touches, the pictures of the checks, publishing and the views."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The perfect player (issue 30): the exact games of fixed boards (two
+"""The perfect player: the exact games of fixed boards (two
 derived by hand), every guess equal to the reference engine's lowest
 probability in row-major tie order, the batch entry point (boards that need
 no guess cost nothing), the too-big policy, and the same games in another

@@ -1,5 +1,5 @@
-"""Where rows run (issue 22 "Every core", "Past one machine"; issue 29 "the
-pool leans on CPython's private attributes"): the pool gives every item's
+"""Where rows run (every core, and past one machine; no
+reaching into CPython's private attributes): the pool gives every item's
 result once, whatever the number of workers; a row that raises fails alone;
 a worker process that dies is replaced and only the row it ran runs again,
 failing once it has killed its worker ``RETRIES + 1`` times while innocent
@@ -188,7 +188,7 @@ def test_a_pool_that_keeps_breaking_fails_its_rows_and_ends(monkeypatch):
 
 
 def test_the_pool_uses_no_private_attribute_of_a_library():
-    """Issue 29: no reaching into ``concurrent.futures``' or pebble's internals."""
+    """No reaching into ``concurrent.futures``' or pebble's internals."""
     import re
 
     source = Path(pool_mod.__file__).read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""A production instance, tested for real (issue 28): a Dagster home whose
+"""A production instance, tested for real: a Dagster home whose
 ``dagster.yaml`` names PostgreSQL storage (``dagster-postgres``, the URL as
 Dagster's docs write it) on a real server (a throwaway one the session starts:
 tests/postgres_server.py; fixtures in tests/conftest.py). Every process of the instance uses it and

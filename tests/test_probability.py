@@ -1,4 +1,4 @@
-"""The exact mine-probability engine (issue 30): hand-worked positions with
+"""The exact mine-probability engine: hand-worked positions with
 their probabilities derived in the comments, a brute-force count of every
 layout on small positions (fog included), ms-toollib's
 ``cal_probability_onboard`` on hundreds of positions from real boards of

@@ -1,4 +1,4 @@
-"""One publishing path (issue 12): ``boardgen calibrate`` and the nightly
+"""One publishing path: ``boardgen calibrate`` and the nightly
 through Dagster publish bit-identical boards for the same tables and master
 seed, on one machine or with generation sent to a Dask cluster
 (``BOARDGEN_DASK``); both refuse an illegal batch (assertion A'); and a

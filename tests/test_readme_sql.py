@@ -1,5 +1,5 @@
 """The README's SQL commands work right after a calibration, with what the
-project installs (issue 13 "SQL right after make run"), and the report
+project installs (right after ``make run``), and the report
 carries the row's table parameters with typed columns."""
 
 from __future__ import annotations

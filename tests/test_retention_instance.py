@@ -1,4 +1,4 @@
-"""Retention on a real instance (issue 28 "a home that stops growing"): the
+"""Retention on a real instance (a Dagster home that stops growing): the
 nightly's last lane forgets old calibration runs, and nothing the instance
 kept for a forgotten run stays in the home. The stock SQLite event log keeps
 a file per run that ``delete_run`` empties but never removes, and the run's

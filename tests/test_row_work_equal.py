@@ -1,5 +1,5 @@
-"""The row chain's faster paths give what the code before them gave (issue 28
-"Faster here too"): each is held against the code it replaced, copied here
+"""The row chain's faster paths give what the code before them gave (the
+same, only faster): each is held against the code it replaced, copied here
 verbatim as the reference, on random inputs and on real batches of the
 small pipeline fixture (fog rows included).
 
@@ -87,7 +87,7 @@ def random_records(rng: random.Random, n: int, fog: bool) -> list[dict]:
     return out
 
 
-# ---------------------------------------------------------------- the code before issue 28
+# ---------------------------------------------------------------- the code before the faster paths
 
 
 def records_table_before(records, drop=("level_index", "node_depth"), schema=None):
@@ -235,7 +235,7 @@ def test_encode_keeps_every_record(batches):
 # ---------------------------------------------------------------- report C and assertion A's figures
 
 
-# what issue 30 added to the report after this reference was written: held by tests/test_check_f.py
+# what the perfect player added to the report after this reference was written: held by tests/test_check_f.py
 ISSUE_30 = {*FAIRNESS_FIGURES, "assertion_f", "min_mean_survival", "survival_is_criterion"}
 
 
@@ -322,7 +322,7 @@ def test_encode_chooses_its_settings_by_column_type(batches):
     for i in range(meta.num_columns):
         col = meta.row_group(0).column(i)
         kind = kinds[col.path_in_schema.split(".")[0]]
-        listed = pa.types.is_list(kind)  # the player's guesses (issue 30): a list column's leaf
+        listed = pa.types.is_list(kind)  # the player's guesses: a list column's leaf
         while pa.types.is_list(kind):
             kind = kind.value_type
         assert col.statistics is None and "RLE_DICTIONARY" not in col.encodings, col.path_in_schema

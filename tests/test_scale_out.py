@@ -1,4 +1,4 @@
-"""The nightly past one machine and on every core (issue 22, 28): on a real
+"""The nightly past one machine and on every core: on a real
 Dask cluster (a ``dask scheduler`` and two ``dask worker`` processes on
 localhost, not an in-process cluster) and in two lanes of runs, the nightly
 writes the warehouse a one-lane nightly writes, byte for byte; a Dask worker

@@ -1,4 +1,4 @@
-"""One board per seed scope (issue 29; SPEC 7 ``sigma``;
+"""One board per seed scope (SPEC 7 ``sigma``;
 ``boardgen_pipeline/scopes.py``): no two rows of any table the loader accepts
 share a ``board_gen`` scope, whatever the batch size ``calibrate --samples``
 allows ([1, 4096]); a row deeper than 255, whose batch would be another

@@ -1,5 +1,5 @@
 """The table-edit sensor's decision as a plain function, without Dagster
-(issue 28 "make the sensor's decision a pure function in the library"):
+(a pure function in the library):
 ``steps.regen.decide`` over the fingerprints now and stored."""
 
 from __future__ import annotations

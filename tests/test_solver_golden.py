@@ -1,5 +1,5 @@
-"""Golden boards: hand-derived (|R∞|, |S|), |R0| and proven mines (issue 2;
-seed 000 "黄金图回归"; seed 001 AC-8, AC-9).
+"""Golden boards: hand-derived (|R∞|, |S|), |R0| and proven mines
+(seed 000 "黄金图回归"; seed 001 AC-8, AC-9).
 
 Each layout's figures were derived by hand; the reasoning sits beside each
 case. Coordinates are (x, y), y = 0 the top row; the spawn square is the 3x3

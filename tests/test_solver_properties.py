@@ -1,4 +1,4 @@
-"""Property tests of the closures (issue 2; SPEC 2.3): soundness, order
+"""Property tests of the closures (SPEC 2.3): soundness, order
 independence, and the compiled solver equal to the reference one."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The SQL cookbook (docs/sql.md, issue 8): every query of the page, run as
+"""The SQL cookbook (docs/sql.md): every query of the page, run as
 written against a fixture warehouse, and its answer checked against figures
 computed here from the Parquet files on their own (not through SQL).
 
@@ -15,7 +15,7 @@ carry fog, lose many attempts to the R0 cap, and one rejected by A'
 must come from its asset: a run that wrote none fails the fixture (writing
 it here would hide that). The fixture's tables have no node-map pools, so
 ``node_map_draws`` is written here over the repo's pools by the asset's own
-step (``draw_node_maps.run_draws``). For queries 11 and 12 (issue 23) the
+step (``draw_node_maps.run_draws``). For queries 11 and 12 (history) the
 warehouse holds history: row (2,1) was first calibrated with a larger R0
 cap, a version dated ``HISTORY_AGE`` back, before the fixture's own tables.
 """

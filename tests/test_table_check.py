@@ -1,5 +1,5 @@
-"""The table-wide F4 verdict ``every_row_passes_f4`` tested on its own (issue 24
-"Gaps"; issue 13 "Failures in front"; SPEC 7 "assertions"), without Dagster
+"""The table-wide F4 verdict ``every_row_passes_f4`` tested on its own (the
+failures in front; SPEC 7 "assertions"), without Dagster
 or the browser: a warehouse is laid out here with the publishing functions
 (real boards of the small pipeline fixture, report records whose F4 flags
 the test sets), and the check's verdict, description, metadata and pictures
@@ -271,7 +271,7 @@ def _overview_rows(small, tmp_path, **changes):
 def test_the_overview_full_size_is_its_histogram_and_worst_board_after_the_verdict(small, tmp_path):
     table, records, report, worst = _overview_rows(small, tmp_path, assertion_a=False)
     text = failing_row_overview(tmp_path, "1-1", ["A"], 7)  # full size unless asked to fit
-    values = [judged_inferability(r) for r in records]  # what A judges, and A's count in the title (issue 29)
+    values = [judged_inferability(r) for r in records]  # what A judges, and A's count in the title
     below = report["below_target"]
     histogram = charts.png_markdown(charts.inferability_histogram_png(
         values, 0.85, f"row 1-1: {N} boards, {below} below target", size=(3.6, 1.9), below=below),

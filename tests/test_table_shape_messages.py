@@ -1,5 +1,5 @@
-"""The shape checks' and the TOML reader's violations whole (issue 15: one
-clear sentence naming file, row, field, value and rule; issue 24, asked by
+"""The shape checks' and the TOML reader's violations whole (one
+clear sentence naming file, row, field, value and rule; asked by
 the mutation run of ``tables/shape.py`` and ``tables/tomlio.py``:
 docs/testing.md). tests/test_table_shapes.py feeds every document shape to
 every loader and checks a violation comes out; here each message, value and

@@ -1,9 +1,9 @@
 """Tables of any shape end in a TableError listing violations, never in a
-traceback (issue 15 "Every table is first checked for shape").
+traceback (every table is first checked for shape).
 
 Hypothesis feeds every table loader, and ``boardgen validate``, documents of
 arbitrary shape and the shipped tables with values of the wrong kind
-anywhere inside; the named cases of the issue are regression tests.
+anywhere inside; the named cases once reported are regression tests.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def test_validate_on_any_broken_table_exits_1_with_the_report(name, data):
             assert all(f"\n  - {v}\n" in f"\n{report}\n" for v in own)
 
 
-# --- the cases of the issue, through `boardgen validate` and `boardgen calibrate` -----------------
+# --- the reported cases, through `boardgen validate` and `boardgen calibrate` ---------------------
 
 HEADER = '[header]\nspawn_side = 3  # odd side of the mine-free spawn square (3 or 5)\n'
 FIRST_KEY = "level_index = 1\nnode_depth = 0\n"

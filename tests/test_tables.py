@@ -1,5 +1,5 @@
 """The board_gen table: load-time checks, one fixture per rule, all
-violations at once, the CLI's clean error (SPEC 2.7; issue 2 "Bad tables")."""
+violations at once, the CLI's clean error (SPEC 2.7)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The failing row's pictures fit the check's description panel (issue 23
-"Pictures whole"): exact pixel sizes whatever the board's shape, the cells
+"""The failing row's pictures fit the check's description panel
+whole: exact pixel sizes whatever the board's shape, the cells
 in the colours of their kinds, the same bytes for the same data; and the
 table-wide verdict line stays short above them. The browser test
 (tests/test_browser.py) holds the pictures whole in the real UI."""

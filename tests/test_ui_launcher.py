@@ -1,8 +1,8 @@
-"""``make ui`` stops cleanly on SIGTERM (issue 13): the launcher
+"""``make ui`` stops cleanly on SIGTERM: the launcher
 (``assets/ui.py``) brings the whole ``dagster dev`` process group down, the
 daemon included, and exits 0.
 
-The test waits on conditions, never on the clock (issue 29): the UI and its
+The test waits on conditions, never on the clock: the UI and its
 daemon are polled until they are up, and the daemon until it is gone (a
 deadline only turns a hang into a failure); ``dagster dev``'s output goes to
 a file, as an undrained pipe fills and blocks it."""

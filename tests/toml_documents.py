@@ -1,4 +1,4 @@
-"""Hypothesis strategies for TOML documents of arbitrary shape (issue 15).
+"""Hypothesis strategies for TOML documents of arbitrary shape.
 
 Two kinds of documents reach the table loaders: documents of any shape built
 from the table's own vocabulary (so that the loader meets its field names

@@ -1,5 +1,5 @@
 """Calibration of a parameter row by a seed batch (seed 001 "F4 批量统计断言";
-SPEC 7, 7.1; issue 8 advisor).
+SPEC 7, 7.1; the advisor).
 
 - ``fingerprints``: what decides each dataset (rows, overlays, draws, strata);
 - ``seeds``: a row's seed batch and its boards;

@@ -1,4 +1,4 @@
-"""The calibration advisor: what would make a row pass (issue 8; SPEC 7.1
+"""The calibration advisor: what would make a row pass (SPEC 7.1
 "Facts for tuning"; seed 001 F4 assertions A and A').
 
 Attempts of one generate call are independent draws from one stream, so a
@@ -17,12 +17,12 @@ searches, with the row's own attempt budget, for:
 - the largest ``inferability_target`` on the 0.01 grid of [0.85, 1]
   (monotone, binary search).
 
-It also reads the difficulty curve (issue 17): a row whose median 3BV per
+It also reads the difficulty curve: a row whose median 3BV per
 safe cell does not rise above the row one depth shallower in its level is
 named (``difficulty_findings``), since a designer expects deeper nodes to
 play harder.
 
-Probes never draw the boards the advice is judged against (issue 29). The
+Probes never draw the boards the advice is judged against. The
 calibration batch of ``N`` boards is ``board_gen`` scopes ``sigma(L, D) + i``,
 ``i < N``, and a row owns 4096 scopes (``calibrate --samples`` <= 4096):
 
@@ -235,7 +235,7 @@ def advise(row: BoardGenRow, spawn_side: int, records: list[dict], *, failing: b
                   searched=True)
 
 
-# The figure the difficulty curve is read on (issue 17; docs/decisions.md):
+# The figure the difficulty curve is read on (docs/decisions.md):
 # 3BV per safe cell is the clicks a board asks per cell it gives, so it does
 # not grow with the board's size the way raw 3BV does, and unlike
 # subset_steps it is rarely 0 (a median of 0 cannot rise).

@@ -8,7 +8,7 @@
 - B': on rows without fog, no board carries fog;
 - E: the table's ``monotone_in_depth`` fields rise with depth (a warning);
 - F: a perfect player's mean survival on the row's boards is at least the
-  row's ``min_mean_survival`` (issue 30; a warning unless the header's
+  row's ``min_mean_survival`` (a warning unless the header's
   ``survival_is_criterion`` makes it an error; not applicable where unset).
 
 Each check reads one :class:`RowEvidence` (the batch, its records and their
@@ -16,7 +16,7 @@ report; the pictures and the advisor's reading are computed once, on first
 use) and returns one :class:`CheckOutcome`. :data:`ASSERTIONS` lists them in
 the order the report and the UI show them; :func:`check_outcomes` runs them.
 A failing A (or A') carries, beside the advice, ``fix_command``: the command
-that writes the advisor's fix into the table (issue 23).
+that writes the advisor's fix into the table.
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ class RowEvidence:
     def looked_at(self) -> bool:
         """Whether a person will look at this row's pictures: it fails, or passes
         with a thin margin (the advisor's reading). Rendering a PNG costs more
-        than generating the row's boards (issue 12), and drawing the worst
-        board (R∞ by the readable solver) a tenth of it (issue 28), so only
+        than generating the row's boards (measured), and drawing the worst
+        board (R∞ by the readable solver) a tenth of it, so only
         those rows get them; every row keeps its histogram and its reading."""
         return self.advice.status != "ok"
 
@@ -88,7 +88,7 @@ class RowEvidence:
         if self.looked_at:
             title = (f"row {self.batch.row.key_text}: {report.samples} boards, "
                      f"{len(report.below_target_scopes)} below target")
-            # what A judges (the core too, on fog rows) and A's own count (issue 29)
+            # what A judges (the core too, on fog rows) and A's own count
             png = charts.inferability_histogram_png([judged_inferability(r) for r in self.records], report.target,
                                                     title, below=len(report.below_target_scopes))
             out["inferability_chart"] = charts.png_markdown(png, "inferability histogram")
@@ -144,7 +144,7 @@ def assertion_a(ev: RowEvidence) -> CheckOutcome:
     if worst is None:
         return outcome
     if not ev.looked_at:
-        # a row that passes with margin names its worst board instead of drawing it (issue 28)
+        # a row that passes with margin names its worst board instead of drawing it
         outcome.metadata["worst_board_command"] = drawings.reproduce_command(worst)
         return outcome
     board_png = charts.png_markdown(charts.board_png(worst["layout"], ev.batch.spawn_side,
@@ -173,7 +173,7 @@ def assertion_a1(ev: RowEvidence) -> CheckOutcome:
     F4-A': an illegal batch is never published)."""
     report, records, illegal = ev.report, ev.records, ev.report.illegal_scopes
     # A passing A' carries its own numbers; the row's figures, its reading and the advice ride on A
-    # (each row's events are stored once a night: issue 22)
+    # (each row's events are stored once a night)
     shared = {**ev.common, **ev.advice_metadata} if illegal else {}
     outcome = CheckOutcome(
         name=CHECK_A1,
@@ -268,7 +268,7 @@ def _monotone_picture(batch: SeedBatch) -> str:
 
 def assertion_f(ev: RowEvidence) -> CheckOutcome:
     """F: the mean survival of a perfect player (``board.player``) on the
-    row's boards is at least ``min_mean_survival`` (issue 30). Advisory (a
+    row's boards is at least ``min_mean_survival``. Advisory (a
     warning) unless the header's ``survival_is_criterion`` is set; a row
     without a floor passes as not applicable. Its pictures are drawn on every
     row (text, a few lists walked): the survival histogram and the board of

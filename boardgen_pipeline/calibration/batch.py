@@ -15,13 +15,13 @@ the records alone, so the CLI, the Dagster checks and the tests share them:
 - E: monotone in depth (advisory, from the table's own declaration).
 
 Report C also carries what a perfect player risks on the row's boards
-(issue 30, ``board.player``): the share of boards that need no guess, the
+(``board.player``): the share of boards that need no guess, the
 mean number of guesses, the win rate and the mean survival (the chance the
 player's policy survives a board's guesses) with Wilson intervals, over the
 boards the player could analyse. They inform the target; no assertion reads
 them unless the table asks (``min_mean_survival``: the advisory check F).
 
-Report C also carries the difficulty figures of the row's boards (issue 17,
+Report C also carries the difficulty figures of the row's boards (see
 ``board.difficulty``): p10/p50/p90 of 3BV, of 3BV per safe cell and of
 subset_steps, the median solve_rounds, and the share of boards complete
 logic solves. They describe the boards; no assertion reads them.
@@ -58,7 +58,7 @@ def run_row(table: BoardGenTable, key: tuple[int, int], samples: int = DEFAULT_S
     row = table.rows[key]
     scopes = batch_scopes(*key, samples)
     out = []
-    # one kernel call per chunk of scopes (issue 16); the records are those
+    # one kernel call per chunk of scopes; the records are those
     # of generate_from_row on each scope
     step = len(scopes) if progress is None else 64
     for start in range(0, len(scopes), step):
@@ -197,14 +197,14 @@ def percentiles_of(columns: list, qs=PERCENTILES) -> list[list[float]]:
     return np.percentile(np.asarray(columns, dtype=float), qs, axis=1).T.tolist()
 
 
-# Report C's difficulty columns (issue 17), in the order they are written.
+# Report C's difficulty columns, in the order they are written.
 DIFFICULTY_FIGURES = tuple(f"{name}_p{q}" for name in ("bbbv", "bbbv_per_safe", "subset_steps") for q in PERCENTILES) \
     + ("solve_rounds_p50", "solvable_full_logic_share")
 
 
 def difficulty_figures(records: list[dict]) -> dict:
     """The difficulty columns of report C from a row's board records; empty
-    when the records carry no difficulty fields (written before issue 17)."""
+    when the records carry no difficulty fields (written before the difficulty figures existed)."""
     recs = [r for r in records if r.get("bbbv") is not None]
     return _difficulty(recs, percentiles_of(_difficulty_columns(recs))) if recs else {}
 
@@ -230,7 +230,7 @@ def below_target_scopes(records: list[dict], target: Fraction) -> list[int]:
     """The scopes of the records :func:`below_target` flags, in order, with
     integers: ``r / s < n / d`` is ``r * d < n * s`` (positive
     denominators), the same test on the same integers without a Fraction a
-    board (issue 28; a test holds the two equal)."""
+    board (a test holds the two equal)."""
     n, d = target.numerator, target.denominator
     out = []
     for r in records:
@@ -311,8 +311,8 @@ def evaluate_row(row: BoardGenRow, records: list[dict], survival_criterion: bool
     )
 
 
-# Report C's perfect-player columns (issue 30), in the order they are written; null where no board
-# was analysed (and in reports written before issue 30).
+# Report C's perfect-player columns, in the order they are written; null where no board
+# was analysed (and in reports written before the perfect player existed).
 FAIRNESS_FIGURES = ("fairness_boards", "fairness_not_analysed", "no_guess_share", "mean_guesses", "win_rate",
                     "win_rate_ci_low", "win_rate_ci_high", "mean_survival", "mean_survival_ci_low",
                     "mean_survival_ci_high", "mean_first_guess_p_safe")
@@ -320,7 +320,7 @@ FAIRNESS_FIGURES = ("fairness_boards", "fairness_not_analysed", "no_guess_share"
 
 def fairness(records: list[dict]) -> dict:
     """The perfect player's figures of a row (module docstring) from its
-    boards' records; empty when the records carry none (before issue 30)."""
+    boards' records; empty when the records carry none (written before the perfect player existed)."""
     if not records or "forced_guesses" not in records[0]:
         return {}
     analysed = [r for r in records if r.get("won") is not None]

@@ -13,13 +13,13 @@ the batch size, the master seed and the code versions; the warehouse side
 - node-map draws: ``draws_fingerprint`` (pools, adventures, the row keys);
 - strata: ``inputs_fingerprint`` (pools, adventures, the current row reports).
 
-**One encoding** (issue 29): what a fingerprint hashes is plain data in
+**One encoding**: what a fingerprint hashes is plain data in
 ``canonical.canonical_json`` (sorted keys, numpy scalars as the numbers they
 hold, dataclasses as their fields), never a ``repr()``, whose text moves with
 a numpy release (``np.float64(0.5)`` under numpy 2, ``0.5`` before) or a
 dataclass's field order. One exception, on purpose: ``batch_fingerprint``
 keeps its text form, as every stored board carries it and a new encoding
-would be a new value on every board of every warehouse (issue 29 changes no
+would be a new value on every board of every warehouse (moving to one encoding changed no
 board); it joins a digest and three integers, which text renders exactly.
 """
 
@@ -122,7 +122,7 @@ def draws_fingerprint(pools, adventures: int, row_keys) -> str:
     """What the node-map draws are built from: the pools' content, the number
     of simulated adventures, and the table's row keys (the templates check
     reads them: a battle node needs an exact row). Not the rows' parameters:
-    editing a row redraws no map (issue 23)."""
+    editing a row redraws no map."""
     return digest({"pools": pools_digest(pools), "adventures": adventures,
                    "rows": [partition_key(k) for k in sorted(row_keys)]})
 

@@ -1,5 +1,5 @@
-"""The advisor's fix of a failing row, as one change of the table (issue 23
-"``boardgen advise --row L,D --apply``": the smallest change that passes,
+"""The advisor's fix of a failing row, as one change of the table
+(``boardgen advise --row L,D --apply``): the smallest change that passes,
 the largest passing ``mine_density``, else the smallest passing
 ``r0_max_cap``, else the largest passing ``inferability_target`` within the
 A'' floor; seed 001 F4).
@@ -13,7 +13,7 @@ the row at that sample count confirms (a value equal to the row's is thus
 never a fix: the row as it is fails its batch).
 
 :func:`apply_command` is the command line that applies the fix, which the
-checks' descriptions name (issue 23 "a UI path to the same fix").
+checks' descriptions name (the UI's path to the same fix).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Rates measured on a batch and their confidence intervals (SPEC 7 report C;
-issue 8: the advisor's pass rate; issue 30: a perfect player's win rate and
+the advisor's pass rate; a perfect player's win rate and
 mean survival). One interval for all of them: Wilson's score interval, which
 stays inside [0, 1] and is honest at rates near 0 or 1, where a normal
 interval is not."""

@@ -1,5 +1,5 @@
 """Report C and diagnostics D of one row, with the advisor's reading (SPEC 7
-"report C", "diagnostics D", 7.1 "facts for tuning"; seed 001 F4; issue 8).
+"report C", "diagnostics D", 7.1 "facts for tuning"; seed 001 F4).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from boardgen_pipeline.tables.board_gen import REPORTED_PARAMETERS
 
 
 def row_advice(batch: SeedBatch, records: list[dict], report: RowReport) -> advisor.Advice:
-    """The advisor's reading of a row (issue 8): measured pass rate and its
+    """The advisor's reading of a row: measured pass rate and its
     interval always; the searches only for rows failing A or A' or passing
     with little margin. Probes scale with the batch (tests use small N)."""
     failing = not (report.assertion_a and report.assertion_a1)
@@ -20,7 +20,7 @@ def row_advice(batch: SeedBatch, records: list[dict], report: RowReport) -> advi
                           master_seed=batch.master_seed)
 
 
-# The row's table parameters, next to its figures (issue 13: one query shows cause and effect); its
+# The row's table parameters, next to its figures (one query shows cause and effect); its
 # target is among report C's figures already (RowReport.as_dict).
 TABLE_PARAMETERS = tuple(name for name in REPORTED_PARAMETERS if name != "inferability_target")
 # Columns that may be empty, with the type they hold when they are not (a file whose only
@@ -28,7 +28,7 @@ TABLE_PARAMETERS = tuple(name for name in REPORTED_PARAMETERS if name != "infera
 NULLABLE_TYPES = {"advice_density": "double", "advice_r0_max_cap": "int64", "advice_target": "double",
                   "worst_scope": "int64", "assertion_b": "bool", "assertion_b1": "bool",
                   "assertion_f": "bool", "min_mean_survival": "double",
-                  # the perfect player's figures (issue 30): null where no board of the row was analysed
+                  # the perfect player's figures: null where no board of the row was analysed
                   **{name: "int64" if name in ("fairness_boards", "fairness_not_analysed") else "double"
                      for name in FAIRNESS_FIGURES}}
 

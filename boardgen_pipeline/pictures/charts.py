@@ -1,8 +1,8 @@
-"""Pictures a designer reads at a glance (issue 8 "Pictures"; SPEC 9: each
+"""Pictures a designer reads at a glance (SPEC 9: each
 check's metadata carries "a picture"): the inferability histogram of a row
 with its target, the worst board with R0 and R∞ shaded, the per-row
 p10/p50/p90 chart of the calibration report, and the difficulty curve of
-each level across depth (issue 17: 3BV, 3BV per safe cell, subset steps,
+each level across depth (3BV, 3BV per safe cell, subset steps,
 share solvable by complete logic).
 
 Plain functions returning PNG bytes (matplotlib, headless Agg backend), and
@@ -98,7 +98,7 @@ def board_png(layout: str, spawn_side: int = 3, title: str = "", cell_inches: fl
     ax.set_yticks([])
     counts = f"R0 {len(c.r0)}, R∞ {len(c.r_infinity)} of {w * h - sum(mines)} safe"
     ax.set_title(f"{title}\n{counts}" if title else counts, fontsize=9)
-    # A legend for every colour (issue 13): a designer reads the board without the docs.
+    # A legend for every colour: a designer reads the board without the docs.
     from matplotlib.patches import Patch
 
     names = ["mine", "R0: free opening", "R∞: proved safe", "needs a guess", "fog, not proved", "fog, proved"]

@@ -1,5 +1,5 @@
 """Pictures for the calibration checks (SPEC 9 "a picture (markdown board
-drawing or histogram)"; issue 3 "Asset checks").
+drawing or histogram)").
 
 Plain functions, no Dagster: they take metrics records (SPEC 2.6) and return
 markdown text that the Dagster UI renders in a check's metadata, and that a
@@ -95,7 +95,7 @@ def _bins(records: list[dict], t: Fraction, step: Fraction) -> list[int]:
     """Each board's bin ``k``, ``t + k*step <= v < t + (k+1)*step``, of the
     value assertion A judges: inferability, or inferability_core where it is
     lower (fog rows, seed 001 F5), ``v = a / b`` exactly: ``floor((a/b - t)
-    / step)`` in integers (issue 28: a Fraction a board cost more than the
+    / step)`` in integers (a Fraction a board cost more than the
     rest of the row's checks)."""
     tn, td, sn, sd = t.numerator, t.denominator, step.numerator, step.denominator
     out = []

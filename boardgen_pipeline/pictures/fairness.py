@@ -1,5 +1,5 @@
-"""Pictures of what a perfect player risks on a row's boards (issue 30
-"Pictures"; seed 000 "可推理率承诺": a player "loses only to a gamble they
+"""Pictures of what a perfect player risks on a row's boards
+(seed 000 "可推理率承诺": a player "loses only to a gamble they
 chose").
 
 - :func:`survival_histogram`: the row's boards by survival (the chance the

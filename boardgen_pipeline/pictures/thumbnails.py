@@ -1,5 +1,5 @@
 """A failing row's two pictures drawn to fit the panel that shows them
-(issue 23 "Pictures whole"; issue 13 "Failures in front").
+(each picture whole on the check page; the failures in front).
 
 The Dagster UI (1.13) shows the latest evaluation's description of a check in
 a panel 260 px high (``overflow: hidden``; a "Show more" button covers its

@@ -1,5 +1,5 @@
 """The pipeline's steps as plain functions: the bodies of the Dagster assets,
-and what ``boardgen calibrate`` runs (SPEC 9; issue 3; issue 22).
+and what ``boardgen calibrate`` runs (SPEC 9).
 
 Flow: ``chain`` (one row: seed batch -> boards -> F4 checks -> publish or
 reject -> variant overlays -> overlay checks -> report), run for many rows on

@@ -1,6 +1,6 @@
 """One row's calibration chain, as a task any worker can run (SPEC 7; SPEC 9
 order: seed batch -> boards -> F4 checks -> variant overlays -> overlay
-checks -> report; seed 001 "F4 批量统计断言"; seed 003 "布置段"; issue 22).
+checks -> report; seed 001 "F4 批量统计断言"; seed 003 "布置段").
 
 :func:`run_row` is the whole chain of one row and a pure function of its
 :class:`RowTask`: it generates the row's boards, evaluates assertions A, A'',
@@ -18,7 +18,7 @@ the warehouse's publishing rules:
 - a row's overlays and report are made from the very boards it publishes,
   so no overlay joins to boards of another row version;
 - a published report is kept as a version of the row's history
-  (``steps.history``, issue 23), once per distinct content.
+  (``steps.history``), once per distinct content.
 
 ``stages`` says which of the row's datasets to make. Without ``boards`` the
 chain starts from the row's published boards (their bytes travel in the
@@ -138,7 +138,7 @@ def boards_figures(batch: SeedBatch, report: RowReport, published: bool) -> dict
         "below_target": len(r.below_target_scopes),
         "illegal": len(r.illegal_scopes),
         "published": published,
-        # what a perfect player risks (issue 30): null where no board was analysed
+        # what a perfect player risks: null where no board was analysed
         **{k: r.fairness.get(k) for k in ("mean_survival", "win_rate", "mean_guesses", "no_guess_share")},
         "row_fingerprint": batch.row_fingerprint,
         "batch_fingerprint": batch.batch_fingerprint,

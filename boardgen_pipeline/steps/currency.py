@@ -1,6 +1,6 @@
 """Is a partition current, and if not, why (SPEC 1 "regeneration after a
-table edit", SPEC 9; issue 3 "Regeneration after a table edit"; issue 14
-"Bit rot is found"; issue 23 "one module answers").
+table edit", SPEC 9; bit rot is found too;
+one module answers, for every caller).
 
 Everything the warehouse holds was built from inputs with a fingerprint
 (``calibration.fingerprints``), and the fingerprint is stored in the data

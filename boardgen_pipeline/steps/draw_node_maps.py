@@ -1,6 +1,6 @@
 """The node-map draws of the pipeline as plain steps: validated pools ->
 simulated adventures -> checks -> ``node_map_draws`` dataset (SPEC 4, 9; seed
-004 "抽签时机与可复现", "测量对账"; issue 5 "Assets").
+004 "抽签时机与可复现", "测量对账").
 
 The Dagster asset ``node_map_draws`` is thin wiring over :func:`run_draws`.
 

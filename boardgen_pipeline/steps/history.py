@@ -1,5 +1,5 @@
 """The history of every calibration: each published report version of a row,
-kept (issue 23 "History of every calibration"; SPEC 7 "report C",
+kept (SPEC 7 "report C",
 "diagnostics D"; seed 001 F4; SPEC 8 "queried through DuckDB").
 
 A row's report is replaced each time the row is published; its history keeps
@@ -75,13 +75,13 @@ FIGURES = {
     "passed": pa.int64(), "best_legal": pa.int64(), "least_bad": pa.int64(), "pass_rate": pa.float64(),
     "retry_rate": pa.float64(), "mean_attempts": pa.float64(), "below_target": pa.int64(), "illegal": pa.int64(),
     **{name: pa.bool_() for name in VERDICTS},  # B and B' are null on the rows they do not apply to
-    **{name: pa.float64() for name in DIFFICULTY_FIGURES},  # null in reports written before issue 17
-    # what a perfect player risks (issue 30); null in reports written before it
+    **{name: pa.float64() for name in DIFFICULTY_FIGURES},  # null in reports written before the difficulty figures
+    # what a perfect player risks; null in reports written before the player existed
     **{name: pa.int64() if name in ("fairness_boards", "fairness_not_analysed") else pa.float64()
        for name in FAIRNESS_FIGURES},
 }
 CONTENT = {**INPUTS, **PARAMETERS, **FIGURES}  # what names a version
-LATER = frozenset({"assertion_f", *FAIRNESS_FIGURES})  # columns added after the first versions (issue 30)
+LATER = frozenset({"assertion_f", *FAIRNESS_FIGURES})  # columns added after the first versions (check F, the perfect player)
 SCHEMA = pa.schema([pa.field("version", pa.string()), pa.field("published_at", pa.timestamp("us", tz="UTC")),
                     *(pa.field(name, kind) for name, kind in CONTENT.items())])
 

@@ -1,6 +1,6 @@
 """Where rows run: in this process, in a pool of local processes, or on a Dask
-cluster (SPEC 9 "Scale-out: one partition = one unit of work"; issue 22
-"Every core", "Past one machine").
+cluster (SPEC 9 "Scale-out: one partition = one unit of work";
+every core, and past one machine).
 
 Rows are independent: a row's chain (``steps.chain.run_row``) reads its task
 and returns its result, and touches no file, so it can run anywhere, in any
@@ -17,7 +17,7 @@ at most ``window`` tasks are in flight, whatever the size of the table.
   pure function of its task: running it twice gives the same bytes). The
   standard library's pool cannot say which row killed its worker (it breaks,
   losing every row in flight), which is why pebble (docs/decisions.md,
-  "One way to do each thing (issue 29)"). Should the pool itself break
+  "One way to do each thing"). Should the pool itself break
   (a worker dying before it took a row, a pipe torn), it is started again
   and its rows run again, uncounted; a pool that breaks ``RETRIES + 1``
   times in a row without finishing a row fails the rows it held;
@@ -55,7 +55,7 @@ MIN_ROWS_PER_WORKER = 12
 def default_workers() -> int:
     """Every core this process may use: the cores it may run on, capped by
     the CPU quota of its control group (a 2-CPU container on a 64-core node
-    gets 2, not 64; issue 29)."""
+    gets 2, not 64)."""
     try:
         cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -91,7 +91,7 @@ def cgroup_cpus(v2: str | None = None, v1: tuple[str, str] | None = None) -> int
 def build(rows: int, workers: int | None = None, dask: str = "", source: str = "BOARDGEN_DASK",
           workerless_seconds: float | None = None) -> RowPool:
     """Where ``rows`` rows run, decided in one place for every caller
-    (``boardgen calibrate`` and the Dagster step; issue 29): the Dask cluster
+    (``boardgen calibrate`` and the Dagster step): the Dask cluster
     at ``dask`` when given; else ``workers`` local processes when given (never
     more than the rows); else every core, fewer on a small batch
     (:func:`workers_for`)."""

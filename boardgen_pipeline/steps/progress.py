@@ -1,5 +1,5 @@
 """The progress bar of a calibration (SPEC 8 ``calibrate`` "with a progress
-bar"; issue 28: the nightly's progress in the library): rows done of the
+bar"; the nightly's progress too, from the library): rows done of the
 total, boards per second, time left. The caller says how many rows are done
 (``boardgen calibrate`` as each row is published; the nightly from the runs'
 counts, which the engine keeps); the bar only draws."""

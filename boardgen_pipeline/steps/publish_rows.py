@@ -1,6 +1,6 @@
 """Many rows' chains, streamed through a pool of workers, each published as it
 arrives: what ``boardgen calibrate`` runs (SPEC 7, 8 ``calibrate``; SPEC 9
-order; issue 12 "one publishing path"; issue 22 "every core").
+order; one publishing path, on every core).
 
 The Dagster step ``calibrate`` runs the same chain (``steps.chain``) through
 the same pool (``steps.pool``) and publishes with the same function, so both

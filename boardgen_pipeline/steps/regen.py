@@ -1,6 +1,6 @@
 """The table-edit sensor's bookkeeping (SPEC 1 "regeneration after a table
-edit", SPEC 9; issue 3 "Regeneration after a table edit"; issue 13 "one run
-per edit").
+edit", SPEC 9; one run
+per edit).
 
 Whether a partition is current, and why not, is ``steps.currency``'s
 question; this module decides what to *request*: partitions to register
@@ -107,7 +107,7 @@ def advance_stale(cursor: dict, name: str, now: dict[str, str], stored: dict[str
     return stale
 
 
-# --- the table-edit sensor's decision, as a plain function (issue 28 "assets/ is wiring") ---------
+# --- the table-edit sensor's decision, as a plain function (assets/ only wires it) ----------------
 
 ROWS, OVERLAYS, TABLE, VALIDATE = "rows", "overlays", "table", "validate"
 

@@ -1,5 +1,5 @@
-"""Which old calibration runs an instance may forget (issue 28 "a home that
-stops growing"; SPEC 1 "results kept": the warehouse keeps every figure,
+"""Which old calibration runs an instance may forget (so the Dagster home
+stops growing; SPEC 1 "results kept": the warehouse keeps every figure,
 ``calibration_history`` included, so a run's record is bookkeeping, not data).
 
 The policy, as a plain function of the runs: keep every run of the last

@@ -1,6 +1,6 @@
 """The verdict of each check of one row, kept as data beside the row's files
 (SPEC 7 "assertions", SPEC 9 "asset checks"; seed 001 F4; seed 003
-"验收"; issue 28 "fewer, richer events").
+"验收"; fewer, richer events).
 
 A row's chain evaluates the F4 assertions on its boards and the overlay
 checks on its overlays (``steps.chain``); each verdict becomes one record of
@@ -43,7 +43,7 @@ def records(outcomes: dict[str, list[CheckOutcome]], fingerprints: dict[str, str
     kept for a failed check only: a passing row's histogram is one query away
     (``board_metrics``), and a file of pictures per row would be most of it.
     Check F keeps its two text pictures on every row: the row's page shows
-    what a perfect player risks whether or not a floor is set (issue 30)."""
+    what a perfect player risks whether or not a floor is set."""
     out = []
     for asset, found in outcomes.items():
         for o in found:

@@ -1,6 +1,5 @@
 """Calibration figures per ``level x template`` and per pool (SPEC 4
-"Stratified measurement"; seed 004 "测量对账：分层出数"; issue 5 "Stratified
-figures").
+"Stratified measurement"; seed 004 "测量对账：分层出数").
 
 A template's figure is the mean over its battle and boss nodes of their
 ``(level, depth)`` row's figure (``nodemap.stratify``: one node one board, a
@@ -48,9 +47,9 @@ DATASET = "calibration_strata"
 FILE = "strata"
 
 
-# The difficulty figures of report C, stratified like the others (issue 17):
+# The difficulty figures of report C, stratified like the others:
 # what a player meets on a template's boards, on average over its nodes.
-# Reports written before issue 17 lack them: the figures are then left empty.
+# Reports written before the difficulty figures lack them: the figures are then left empty.
 DIFFICULTY_FIGURES = ("bbbv_p50", "bbbv_per_safe_p50", "subset_steps_p50", "solvable_full_logic_share")
 
 
@@ -220,5 +219,5 @@ def run_strata(root, catalog, samples: int, master_seed: int = 0,
                              inputs_fp=inputs_fingerprint(pools, adventures, fps) if pools else "")
     path = publish.write_flat(root, DATASET, FILE, records, dataset_schema())
     # The report chart and the difficulty curves are drawn on demand (`boardgen chart`): a PNG of every
-    # row cost more than the rows' boards and was drawn every night whether looked at or not (issue 22).
+    # row cost more than the rows' boards and was drawn every night whether looked at or not.
     return StrataResult(records, [complete_outcome(records, stale, applicable=bool(pools))], str(path), stale)

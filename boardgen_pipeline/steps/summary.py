@@ -1,5 +1,5 @@
 """The closing verdict of a calibration (SPEC 7 "assertions", SPEC 8 ``make
-run``; seed 001 F4; issue 28 "the nightly's summary in the library"): the
+run``; seed 001 F4; the nightly's summary too): the
 per-row table a person reads, which checks failed, which only warn, which
 runs failed for another reason, the exit code they add up to.
 

@@ -1,12 +1,12 @@
 """The table-wide F4 verdict: every row of the table, as the warehouse holds
-it, passes F4 (SPEC 7 "assertions"; seed 001 "F4 批量统计断言"; issue 13
-"Failures in front").
+it, passes F4 (SPEC 7 "assertions"; seed 001 "F4 批量统计断言";
+the failures in front).
 
 Evaluated by every run of the report (a full nightly, a sensor run of one
 row, a click in the UI) over every row of the table: a rejected current
 batch fails A'; a row without a current report is "not calibrated". Each
 failing row leads with its verdict, the advisor's fix and its pictures; the
-verdict line names the command that writes the fix into the table (issue 23).
+verdict line names the command that writes the fix into the table.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ F4_DESCRIPTIONS = {
     "e_monotone_in_depth": "E: the fields the table declares monotone_in_depth do not decrease with depth "
                            "(advisory, warning severity).",
     "f_mean_survival": "F: on every row that sets min_mean_survival, a perfect player's mean survival (the chance "
-                       "its guesses all land safe) reaches it (issue 30; a warning unless the header sets "
+                       "its guesses all land safe) reaches it (a warning unless the header sets "
                        "survival_is_criterion).",
 }
 F4_FLAGS = (("assertion_a", "A"), ("assertion_a2", "A''"), ("assertion_a1", "A'"), ("assertion_b", "B"),
@@ -50,8 +50,8 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
     out = {}
     published = publish.keys_in(root, "boards")  # once, not a folder walk per row
     now = fingerprints_now(table, samples, master_seed)
-    # every report at once; a missing or unreadable one (a damaged file: issue 14) is left out
-    # F counts where the table makes it a criterion (issue 30); its report column is null on rows with no floor
+    # every report at once; a missing or unreadable one (a damaged file) is left out
+    # F counts where the table makes it a criterion; its report column is null on rows with no floor
     flags = F4_FLAGS + ((("assertion_f", "F"),) if table.header.survival_is_criterion else ())
     reports = publish.read_row_records(root, "calibration_report", [row_key(pk) for pk in now],
                                        columns=["batch_fingerprint", *(flag for flag, _ in flags)])
@@ -81,11 +81,11 @@ def _row_records(root, key: tuple[int, int]) -> list[dict]:
 
 
 def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitted: bool = False) -> str:
-    """What a person reads first about a failing row (issue 13): its verdict,
+    """What a person reads first about a failing row: its verdict,
     the advisor's fix, the inferability histogram with the target, and the
     worst board with R0 and R∞ shaded (Markdown, PNGs inline). ``fitted``:
     the pictures are ``thumbnails``, which fit whole under the text in the
-    check's description panel (issue 23); else full size, numbers shown."""
+    check's description panel; else full size, numbers shown."""
     from boardgen_pipeline.calibration.fingerprints import row_key
     from boardgen_pipeline.pictures import charts, thumbnails
 
@@ -120,7 +120,7 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitte
         if report is not None:
             from boardgen_pipeline.calibration.batch import judged_inferability
 
-            # what A judges (the core too, on fog rows) and A's own count (issue 29)
+            # what A judges (the core too, on fog rows) and A's own count
             values, below = [judged_inferability(r) for r in records], report["below_target"]
             png = (thumbnails.histogram_thumbnail(values, report["inferability_target"], below=below) if fitted else
                    charts.inferability_histogram_png(values, report["inferability_target"],
@@ -136,7 +136,7 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitte
     return "\n\n".join(out)
 
 
-NAMED_ROWS = 8  # failing rows the verdict line names: it stays short above the pictures (issue 23)
+NAMED_ROWS = 8  # failing rows the verdict line names: it stays short above the pictures
 
 
 def _named(order: list[str], failing: dict[str, list[str]]) -> str:
@@ -184,7 +184,7 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0, unfinishe
     )
     shown = [pk for pk in order if not set(failing[pk]) <= {"not calibrated", DID_NOT_FINISH}][:OVERVIEW_ROWS]
     if shown:
-        # The description panel holds one row whole (issue 23): the first, its pictures fitted. The
+        # The description panel holds one row whole: the first, its pictures fitted. The
         # entry failing_row_pictures (a dialog that scrolls) holds each shown row, pictures full size.
         outcome.pictures["overview"] = failing_row_overview(root, shown[0], failing[shown[0]], table.spawn_side,
                                                             fitted=True)
@@ -193,7 +193,7 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0, unfinishe
     return outcome
 
 
-# --- every check, table-wide, from the rows' stored verdicts (issue 28 "fewer, richer events") ------
+# --- every check, table-wide, from the rows' stored verdicts (fewer, richer events) -----------------
 
 ROWS_LISTED = 50  # failing rows a table-wide check lists in its metadata (the count is always complete)
 

@@ -96,7 +96,7 @@ class BoardGenRow(BaseModel):
     r0_max_cap: int = Field(ge=1)
     fog_region_count: int = Field(default=0, ge=0, le=32)
     fog_target_ratio: float = Field(default=0.0, ge=0, lt=1)
-    # check F (issue 30): the least mean survival a perfect player may have on the row's boards
+    # check F: the least mean survival a perfect player may have on the row's boards
     min_mean_survival: float | None = Field(default=None, ge=0, le=1)
     reserved: dict = Field(default_factory=dict)
 
@@ -118,9 +118,9 @@ class BoardGenRow(BaseModel):
 
 
 # The row's parameters that its calibration report and each version of its history carry beside the
-# figures (issue 13: one query shows cause and effect; issue 23), in their column order; the keys are
+# figures (one query shows cause and effect), in their column order; the keys are
 # in the path and solver_rules is frozen. The one list: calibration.report.TABLE_PARAMETERS and
-# steps.history.PARAMETERS are read from it (issue 29).
+# steps.history.PARAMETERS are read from it.
 REPORTED_PARAMETERS = ("board_width", "board_height", "mine_density", "inferability_target", "r0_max_cap",
                        "max_gen_attempts", "min_safe_count", "shave_ring_radius", "board_type", "fog_region_count",
                        "fog_target_ratio")
@@ -131,7 +131,7 @@ class Header:
     spawn_side: int = 3
     monotone_in_depth: tuple[str, ...] = ()
     dig_ap_cost: int = 1  # read-only copy of the action economy's price (seed 001 F3)
-    # check F fails the row (error) instead of warning, where a row sets min_mean_survival (issue 30)
+    # check F fails the row (error) instead of warning, where a row sets min_mean_survival
     survival_is_criterion: bool = False
     # the calibration diff's practical margins that replace its defaults, ((figure, margin), ...): the
     # figure names are the diff's to check (docs/review.md); decides no board

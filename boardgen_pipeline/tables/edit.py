@@ -1,5 +1,5 @@
-"""Writing changes into rows of the ``board_gen`` table file (issue 23
-"``boardgen advise --row L,D --apply``": the fix written into the table
+"""Writing changes into rows of the ``board_gen`` table file
+(``boardgen advise --row L,D --apply``: the fix written into the table
 keeping every comment, key order and formatting; nothing written unless the
 result validates, nor into a read-only file; two ``--apply`` at once never
 leave a half-written table).

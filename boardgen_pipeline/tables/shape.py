@@ -1,4 +1,4 @@
-"""Shape checks shared by every table loader (issue 15; SPEC 2.7 "all
+"""Shape checks shared by every table loader (SPEC 2.7 "all
 violations reported together").
 
 Before any rule about values, a table must have the right shape: its

@@ -4,7 +4,7 @@ Every table of ``tables/`` is TOML: diff-friendly, commentable, and parsed
 by the standard library. A syntax error is a user error like any other: it
 becomes a :class:`~boardgen_pipeline.errors.Violation` naming the file and the
 line, never a traceback. A UTF-8 byte-order mark (which some Windows editors
-write) is accepted: it is not part of the text (issue 15).
+write) is accepted: it is not part of the text.
 """
 
 from __future__ import annotations

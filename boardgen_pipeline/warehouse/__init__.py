@@ -1,5 +1,4 @@
-"""The warehouse: Parquet per partition, DuckDB views over it (SPEC 8, 10;
-issue 3 "Warehouse").
+"""The warehouse: Parquet per partition, DuckDB views over it (SPEC 8, 10).
 
 - ``datasets``: the hive layout, atomic Parquet writes and removals;
 - ``publish``: the pipeline's rules on top (validate before publishing,

@@ -1,12 +1,11 @@
-"""The warehouse: Parquet per partition, DuckDB views over it (SPEC 8, 10;
-issue 3 "Warehouse").
+"""The warehouse: Parquet per partition, DuckDB views over it (SPEC 8, 10).
 
 Layout (hive): ``<root>/<dataset>/level_index=L/node_depth=D/part.parquet``
 for the per-row datasets; ``<root>/<dataset>/<name>.parquet`` for the
 datasets that are not per row (``FLAT_DATASETS``: the node-map draws and the
 stratified figures); ``calibration_history`` holds one file per version of a
 row's report, ``.../level_index=L/node_depth=D/<version>.parquet``
-(``steps.history``, issue 23).
+(``steps.history``).
 Every file is replaced with ``files.atomic_write`` (a temporary name in the
 same folder, fsync, ``os.replace``, fsync of the folder), so a crash mid-write
 never leaves a partial ``*.parquet`` visible and readers see either the old
@@ -17,7 +16,7 @@ DuckDB holds only *views* over ``read_parquet(..., hive_partitioning=true)``:
 the database file is written once, when the views are (re)created, so many
 processes can write partitions at once while readers query the views.
 
-Integrity (issue 14 "Bit rot is found"): every file written here gets its
+Integrity (bit rot is found): every file written here gets its
 sha256 recorded in a manifest tree beside the datasets,
 ``<root>/_manifest/<dataset>/.../part.parquet.sha256`` (``sha256sum``
 format, so ``cd _manifest/...; sha256sum -c`` works by hand too). It lives
@@ -27,7 +26,7 @@ into place *before* the Parquet file: a crash between the two renames leaves
 a mismatch, which reads as "damaged" and gets the file regenerated, never a
 new file vouched for by nothing.
 
-Storage faults (issue 14 "Clear errors"): ``storage_faults`` turns an
+Storage faults (clear errors): ``storage_faults`` turns an
 ``OSError`` (disk full, read-only file system, a path under a file, ...)
 into one ``WarehouseError`` naming the path and the cause;
 ``check_writable`` finds a bad warehouse path before any partition runs.
@@ -49,7 +48,7 @@ import pyarrow.parquet as pq
 from boardgen_pipeline import files
 from boardgen_pipeline.errors import WarehouseError
 
-# Every dataset of the warehouse, by kind: the one list every module reads (issue 29).
+# Every dataset of the warehouse, by kind: the one list every module reads.
 # One file per parameter row, hive keys in the path; a removed row's files are pruned and a
 # rejected batch withdraws them all (the overlays of an older row version must not stand beside
 # no boards). ``row_checks``: the verdict of each of the row's checks (``steps.row_checks``).
@@ -229,7 +228,7 @@ def encode(table: pa.Table) -> bytes:
     metadata, so the same records always give the same bytes (a worker
     encodes, the publisher writes: ``write_bytes_atomic``).
 
-    The settings are chosen by column type (issue 28, measured on the
+    The settings are chosen by column type (measured on the
     default rows and a 600-row table: ``benchmarks/row_work.py``): integers
     delta bit-packed (scopes count up, counts vary little: a few bits a
     value) and booleans bit-packed, both left uncompressed, where zstd would
@@ -305,7 +304,7 @@ def write_bytes_atomic(data: bytes, path: Path, root: Path | str | None = None, 
     not given). A file that already holds exactly these bytes, with their
     digest recorded, is left alone (same bytes, same mtime): a rerun that
     computes the same data rewrites nothing, so a run over several assets
-    touches only what changed (issue 13)."""
+    touches only what changed."""
     path = Path(path)
     root = Path(root) if root is not None else warehouse_root_of(path)
     digest = digest or hashlib.sha256(data).hexdigest()
@@ -331,7 +330,7 @@ def records_table(records: list[dict], drop=("level_index", "node_depth"), schem
     record without a column holds null there; each column's type inferred
     as ``pa.array`` infers it), built a column at a time: the records are
     read by C-level getters in one pass instead of being copied without
-    their hive keys first (issue 28); with a schema, as one struct array of
+    their hive keys first; with a schema, as one struct array of
     its fields."""
     if schema is None:
         names = [k for k in records[0] if k not in drop] if records else []

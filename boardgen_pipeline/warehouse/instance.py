@@ -1,6 +1,6 @@
-"""The Dagster instance's storage, as a person reads its faults (issue 14
-"clear errors"; issue 28 "a dagster.yaml whose PostgreSQL does not answer or
-refuses the login ... one sentence naming the setting and the cause").
+"""The Dagster instance's storage, as a person reads its faults (clear
+errors: a dagster.yaml whose PostgreSQL does not answer or
+refuses the login is one sentence naming the setting and the cause).
 
 And the ``dagster.yaml`` boardgen writes into a new home of its own
 (:data:`DAGSTER_YAML`); a home whose file is anything else is the user's,

@@ -1,5 +1,5 @@
-"""Publishing calibration partitions into the warehouse (SPEC 8, 9, 10; issue 3
-"Warehouse" and "A' blocking").
+"""Publishing calibration partitions into the warehouse (SPEC 8, 9, 10;
+A' blocks an illegal batch).
 
 ``warehouse`` writes and removes single Parquet partitions; this module holds
 the pipeline's rules on top of it:
@@ -19,7 +19,7 @@ the pipeline's rules on top of it:
   that opened the file before a swap keeps the previous inode, whose views
   read the same Parquet globs.
 - **Pruning**: partitions whose row left the table are removed.
-- **Integrity** (issue 14): ``verify`` names every published file whose
+- **Integrity**: ``verify`` names every published file whose
   bytes differ from the digest recorded when it was written;
   ``intact_keys`` is what a reader of a whole dataset may read;
   ``sweep_temp_files`` removes a killed run's temporary files.
@@ -100,7 +100,7 @@ def _base_of(root: Path, path: Path) -> Path:
 def verify(root: Path | str) -> list[tuple[Path, str]]:
     """``(path, problem)`` for every published file whose bytes are not the
     ones written (bit rot, a truncated copy), that has no recorded digest, or
-    that the manifest names and is gone (issue 14 "Bit rot is found")."""
+    that the manifest names and is gone (bit rot is found)."""
     root = Path(root)
     out = []
     for path in published_files(root):
@@ -141,7 +141,7 @@ def intact(root: Path | str, path: Path | str) -> bool:
 def intact_keys(root: Path | str, dataset: str) -> set[tuple[int, int]]:
     """``keys_in`` without the partitions whose file is damaged: what a
     reader of the whole dataset (e.g. the report) may read; the others fail
-    only their own row (issue 14)."""
+    only their own row."""
     return {k for k in keys_in(root, dataset) if intact(root, datasets.partition_path(Path(root), dataset, k))}
 
 
@@ -232,7 +232,7 @@ def read_row_records(root: Path | str, dataset: str, keys, columns=None) -> dict
                 table = con.sql(f"select {select}, filename from read_parquet($files, filename=true)",
                                 params={"files": chunk}).to_arrow_table()
             except duckdb.Error:
-                # a damaged file: read these one by one, leaving out the ones that fail (issue 14)
+                # a damaged file: read these one by one, leaving out the ones that fail
                 for key in (paths[p] for p in chunk):
                     if (recs := _try_read(root, dataset, key, columns)) is not None:
                         out[key] = recs
@@ -247,7 +247,7 @@ def read_row_records(root: Path | str, dataset: str, keys, columns=None) -> dict
 
 
 # A scan keeps every file's reader until it ends: ~100 KB a file, so 6,000 files in one scan
-# peaked at 700 MB; 256 at a time, 190 MB, at the same speed (issue 22).
+# peaked at 700 MB; 256 at a time, 190 MB, at the same speed.
 FILES_PER_SCAN = 256
 
 

@@ -1,6 +1,6 @@
 """The DuckDB views over the Parquet datasets (SPEC 8 "queried through
-DuckDB", SPEC 10; issue 3 "Warehouse"; issue 14 "Full disk never removes the
-views", "A warehouse can be moved and copied").
+DuckDB", SPEC 10; a full disk never removes the
+views; a warehouse can be moved and copied).
 
 The DuckDB file holds views only, over ``read_parquet`` globs of each
 dataset. It is rebuilt in a temporary file and renamed over
@@ -18,7 +18,7 @@ every view, each answering ``limit 0``; only then is it renamed into place.
 Any failure (a full disk, a read-only file system) leaves the old database
 where it was and raises one ``WarehouseError`` naming the path and the cause.
 
-**Where the views look** (docs/decisions.md, issue 14): each glob is
+**Where the views look** (docs/decisions.md): each glob is
 ``coalesce(getvariable('boardgen_root'), '<absolute root at build time>')
 || '/<dataset>/...'``. ``connect(root)`` -- the one way the pipeline,
 ``boardgen`` and the tests open the database -- sets ``boardgen_root`` to the
@@ -71,7 +71,7 @@ def _located(root: Path, dataset: str) -> str:
 # Every file of a dataset has the dataset's one schema (the code writes typed columns: a test holds
 # every row's files to it), so a view reads the first file's schema only. ``union_by_name`` would
 # open every file when the view is bound, in every query: ~80 KB of memory a file, 0.7 GB at 6,000
-# rows (issue 22). Files of an older schema fail the query with DuckDB's "schema mismatch", which
+# rows. Files of an older schema fail the query with DuckDB's "schema mismatch", which
 # ``boardgen sql`` turns into "run make run" (the nightly rewrites every row).
 VIEW_SQL = {
     "boards": "select * from read_parquet({boards}, hive_partitioning=true)",
@@ -119,7 +119,7 @@ def view_statements(root: Path | str) -> dict[str, str]:
 def _verify_database(path: Path, statements: dict[str, str]) -> None:
     """Reopen ``path`` read-only: every expected view is there, each with the
     digest of its whole statement. (Binding each view would read the schema of
-    every file it globs: a cost that grows with the table, issue 22.)"""
+    every file it globs: a cost that grows with the table.)"""
     import duckdb
 
     con = duckdb.connect(str(path), read_only=True)
@@ -165,7 +165,7 @@ def refresh_views_atomic(root: Path | str, force: bool = False) -> Path:
     A database that already holds the very views the datasets call for is
     left alone (``force``: rebuild anyway): a view reads its dataset's files
     through a glob, so new files need no rebuild, and the check of a rebuilt
-    database reads every file's schema (issue 22: a run writes what it
+    database reads every file's schema (a run writes what it
     keeps, and no step costs more as the table grows)."""
     import duckdb
 
