@@ -21,8 +21,8 @@ node-map draws are built from).
 The perfect player added its columns to the boards and the reports
 and bumped ``METRIC_VERSION`` to 2 (so that a warehouse made before
 regenerates): the digests above are of the records without those columns
-(``ISSUE_30_COLUMNS``) and with the version-1 batch fingerprint and metric
-version put back (``as_before_issue_30``), so they still pin every value the
+(``PLAYER_COLUMNS``) and with the version-1 batch fingerprint and metric
+version put back (``as_before_the_player``), so they still pin every value the
 code before wrote, to the character; the new columns are pinned apart
 (``FAIRNESS_DIGESTS``), as are the new batch fingerprints
 (``BATCH_FINGERPRINTS``) and the overlay fingerprints built on them."""
@@ -45,7 +45,7 @@ from boardgen_pipeline.steps.publish_rows import publish_rows
 from boardgen_pipeline.warehouse import datasets
 
 SAMPLES = 16
-BEFORE_ISSUE_22 = {
+BEFORE_THE_ROW_CHAIN = {
     "boards/1-0": "088e64afdaea7f3c",
     "boards/1-1": "bb37a8e0fa8673a1",
     "boards/1-2": "11c5839a3c5b9efb",
@@ -120,7 +120,7 @@ OVERLAY_FINGERPRINTS = {  # on the batch fingerprints of metric version 2
 
 
 # What the perfect player added: its figures of each board, the row's figures and check F's columns.
-ISSUE_30_COLUMNS = {"boards": player.METRICS,
+PLAYER_COLUMNS = {"boards": player.METRICS,
                     "calibration_report": (*FAIRNESS_FIGURES, "assertion_f", "min_mean_survival",
                                            "survival_is_criterion")}
 BATCH_FINGERPRINTS = {  # metric version 2 (the perfect player's)
@@ -140,7 +140,7 @@ BATCH_FINGERPRINTS = {  # metric version 2 (the perfect player's)
     "3-3": "1fb9a2ec2b200d89",
     "3-4": "ae1d25aa66a3d8f6",
 }
-FAIRNESS_DIGESTS = {  # the ISSUE_30_COLUMNS of each partition
+FAIRNESS_DIGESTS = {  # the PLAYER_COLUMNS of each partition
     "boards/1-0": "5ce556b65684ec60",
     "boards/1-1": "150fa5528a56859e",
     "boards/1-2": "3b44106788aa5e9b",
@@ -185,7 +185,7 @@ def _version_1_fingerprint(row_fingerprint: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def as_before_issue_30(record: dict, old_fingerprint: dict[str, str]) -> dict:
+def as_before_the_player(record: dict, old_fingerprint: dict[str, str]) -> dict:
     """A record as the code before the perfect player wrote it: its batch fingerprint
     and metric version those of metric version 1 (the new columns are left
     out by the caller)."""
@@ -211,16 +211,16 @@ def record_digests(root) -> dict[str, str]:
            _version_1_fingerprint(table.row_fingerprint(k)) for k in table.keys()}
     out = {}
     for dataset, key, records in _records(root):
-        drop = (*FINGERPRINT_COLUMNS.get(dataset, ()), *ISSUE_30_COLUMNS.get(dataset, ()))
-        out[f"{dataset}/{key}"] = _digest([as_before_issue_30({k: v for k, v in r.items() if k not in drop}, old)
+        drop = (*FINGERPRINT_COLUMNS.get(dataset, ()), *PLAYER_COLUMNS.get(dataset, ()))
+        out[f"{dataset}/{key}"] = _digest([as_before_the_player({k: v for k, v in r.items() if k not in drop}, old)
                                            for r in records])
     return out
 
 
 def fairness_digests(root) -> dict[str, str]:
     """The digest of the perfect player's columns alone, a partition each."""
-    return {f"{dataset}/{key}": _digest([{k: r[k] for k in ISSUE_30_COLUMNS[dataset]} for r in records])
-            for dataset, key, records in _records(root) if dataset in ISSUE_30_COLUMNS}
+    return {f"{dataset}/{key}": _digest([{k: r[k] for k in PLAYER_COLUMNS[dataset]} for r in records])
+            for dataset, key, records in _records(root) if dataset in PLAYER_COLUMNS}
 
 
 def file_bytes(root) -> dict[str, bytes]:
@@ -244,7 +244,7 @@ def warehouses(tmp_path_factory):
 
 
 def test_every_row_gives_the_records_of_the_code_before_the_restructure(warehouses):
-    assert record_digests(warehouses[1]) == BEFORE_ISSUE_22
+    assert record_digests(warehouses[1]) == BEFORE_THE_ROW_CHAIN
 
 
 def test_the_perfect_players_columns_are_the_pinned_ones(warehouses):
