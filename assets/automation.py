@@ -211,8 +211,8 @@ def _request(request: regen.Request, order: list[str], checks: list[dg.AssetChec
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Regenerates exactly the rows whose fingerprint changed (overlays alone when only they changed), "
                 "then the table-wide checks and figures, in one run; the node-map draws only when their pools, the "
-                "number of adventures or the table's rows changed; adds/removes row partitions. Waits while a "
-                "night is running.",
+                "number of adventures or the table's rows changed; adds/removes row partitions. While a night "
+                "or an edit's rows are in flight, the stratified figures wait for them; edited rows do not.",
 )
 def table_edit_sensor(context: dg.SensorEvaluationContext, settings: BoardgenSettings):
     found = settings.resolved()
