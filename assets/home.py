@@ -127,6 +127,7 @@ def ensure_dagster_home(path: Path | str | None = None) -> Path:
             yaml_path = home / "dagster.yaml"
             if not yaml_path.exists():
                 _create(home, yaml_path)
+                return home  # its storage was made by the installed Dagster: at its head
             own = is_own_yaml(yaml_path.read_text(encoding="utf-8"))
             if not own:
                 _probe_postgres(yaml_path)

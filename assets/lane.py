@@ -15,6 +15,7 @@ the nightly, which holds the lane's handle, can tell its runs from others'.
 """
 
 import json
+import os
 import sys
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}  # the event log has it all
@@ -48,4 +49,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # the instance is disposed and every answer written: the interpreter's teardown of Dagster's and
+    # numba's modules (about a second the nightly waits for) has nothing left to save
+    os._exit(code)
