@@ -159,7 +159,7 @@ def _follow_up_sensor(status: dg.DagsterRunStatus):
         minimum_interval_seconds=5,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=f"When a run of a night the daemon follows ends ({status.value}), asks for what follows it: the "
-                    "rows after prepare, the table-wide checks and retention once every row run has ended.",
+                    "rows after prepare, the table-wide checks once every row run has ended, then retention.",
     )
     def follow_up(context: dg.RunStatusSensorContext):
         return _follow(context)

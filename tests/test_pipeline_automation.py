@@ -200,11 +200,11 @@ def follow_up(instance, defs, run):
     return [] if isinstance(result, dg.SkipReason) else list(result)
 
 
-def test_a_scheduled_night_runs_prepare_then_its_rows_then_the_checks_and_retention(tmp_path, monkeypatch):
+def test_a_scheduled_night_runs_prepare_then_its_rows_then_the_checks_then_retention(tmp_path, monkeypatch):
     """The schedule asks for the night's prepare run over the pinned tables;
     each time a run of the night ends, the follow-up sensor asks for what
-    comes next, once: the rows (three rows: one range), the table run and
-    retention once every row run has ended; then nothing. A tick while the night
+    comes next, once: the rows (three rows: one range), the table run once
+    every row run has ended, retention after it; then nothing. A tick while the night
     runs is skipped with its reason."""
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     for name, value in (("BOARDGEN_TABLES", tables), ("BOARDGEN_WAREHOUSE", root), ("BOARDGEN_SAMPLES", "8")):
@@ -246,9 +246,9 @@ def test_a_scheduled_night_runs_prepare_then_its_rows_then_the_checks_and_retent
             asked.append([r.run_key for r in more])
             queue += more
         # two executors by default (the queue's concurrency): the draws cost more than these three tiny rows,
-        # so one executor draws and the other takes every row in one range; the table run and retention
-        # once it ended, together; asked for once each
-        assert asked == [[f"{tonight}:rows-000"], [f"{tonight}:table", f"{tonight}:retention"], [], []]
+        # so one executor draws and the other takes every row in one range; the table run once it ended;
+        # retention after the table run; asked for once each
+        assert asked == [[f"{tonight}:rows-000"], [f"{tonight}:table"], [f"{tonight}:retention"], []]
         runs = instance.get_runs(filters=dg.RunsFilter(tags={night.NIGHT_TAG: tonight}))
         assert sorted(r.tags[night.STAGE_TAG] for r in runs) == ["prepare", "retention", "rows", "table"]
 

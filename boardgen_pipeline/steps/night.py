@@ -132,9 +132,9 @@ def follow_up(runs: list[NightRun], rows: list[RunSpec]) -> list[RunSpec]:
     which happened before ``prepare`` was asked for, not ``prepare``
     itself); nothing while a prepare or rows run is unfinished, or while one
     of the night's rows runs (their tag says how many) is yet to be created;
-    then the table run and the retention run at once (retention forgets
-    only what older nights left, and keeps what a night in flight holds);
-    then nothing (the night is over once both have finished)."""
+    then the table run; once it has ended, the retention run (after it, so
+    that tonight's checks have replaced last night's, which it may then
+    forget); then nothing (the night is over)."""
     by_stage: dict[str, list[NightRun]] = {s: [] for s in STAGES}
     for r in runs:
         by_stage.setdefault(r.stage, []).append(r)
@@ -144,13 +144,18 @@ def follow_up(runs: list[NightRun], rows: list[RunSpec]) -> list[RunSpec]:
         return []
     if by_stage[ROWS] and len({r.key for r in by_stage[ROWS]}) < max(r.of for r in by_stage[ROWS]):
         return []  # a rows run of the night is yet to be created
-    return [RunSpec(stage, stage) for stage in (TABLE, RETENTION) if not by_stage[stage]]
+    if not by_stage[TABLE]:
+        return [RunSpec(TABLE, TABLE)]
+    if any(not r.finished for r in by_stage[TABLE]):
+        return []
+    if not by_stage[RETENTION]:
+        return [RunSpec(RETENTION, RETENTION)]
+    return []
 
 
 def over(runs: list[NightRun]) -> bool:
-    """Whether the night has run its table-wide checks and its retention to
-    the end."""
-    return all(any(r.stage == stage and r.finished for r in runs) for stage in (TABLE, RETENTION))
+    """Whether the night has run its retention to the end."""
+    return any(r.stage == RETENTION and r.finished for r in runs)
 
 
 def here() -> dict[str, str]:
