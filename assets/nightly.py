@@ -84,20 +84,21 @@ def run(args) -> int:
     wall0 = time.perf_counter()
     from boardgen_pipeline import catalog as catalogs
     from boardgen_pipeline.steps.lanes import Lanes
-    from boardgen_pipeline.steps.pool import connect
-    from boardgen_pipeline.warehouse import datasets, publish
 
     found, _ = boardgen_settings.resolve({n: getattr(args, n, None) for n in boardgen_settings.NIGHTLY})
-    from rich.console import Console
-
-    console = Console(width=None if sys.stdout.isatty() else 80)  # a log file reads like an 80-column terminal
     try:
         catalog, invalid = catalogs.load_catalog(found.tables), None
     except TableError as exc:
         catalog, invalid = None, exc
     rows = len(catalog.board_gen.rows) if catalog is not None else 0
-    # the lanes start now: their imports (Dagster, the code location, the kernels) overlap the set-up below
+    # the lanes start first: their imports (Dagster, the code location, the kernels) overlap the rest
     lanes = Lanes(_spawn(found.dagster_home), _lanes(found, rows) if catalog is not None else 0)
+    from rich.console import Console
+
+    from boardgen_pipeline.steps.pool import connect
+    from boardgen_pipeline.warehouse import datasets, publish
+
+    console = Console(width=None if sys.stdout.isatty() else 80)  # a log file reads like an 80-column terminal
     try:
         if found.dask:  # a scheduler that does not answer fails here, before anything is created or written
             connect(found.dask, source=(found.source or {}).get("dask", "--dask").lstrip("$")).close()
