@@ -169,7 +169,7 @@ def start_fuzz(workdir: Path) -> subprocess.Popen:
     is compiling every kernel with bounds checks, so ``conftest`` starts it
     as soon as a session has collected the test: the compilation then runs
     on the second core while the other tests run."""
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(workdir / "numba-cache"),
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "BOARDGEN_NUMBA_CACHE": str(workdir / "numba-cache"),
            "PYTHONPATH": str(REPO)}
     with open(workdir / "stdout", "w") as out, open(workdir / "stderr", "w") as err:
         return subprocess.Popen([sys.executable, "-c", FUZZ, "7"], env=env, stdout=out, stderr=err, text=True,

@@ -19,5 +19,12 @@ fog, F1-F5; SPEC 2, 5, 6).
   exact integers for their kernels);
 - ``bench``: throughput of one row, for ``boardgen bench``.
 
-Imports only ``tables`` and ``errors`` below it.
+Imports only ``tables``, ``errors`` and ``paths`` below it. Importing the
+package sets numba's cache folder first (``paths.kernel_cache_dir``: named by
+a digest of the kernels' sources, so no cached kernel runs older code than
+its sources say).
 """
+
+from boardgen_pipeline.paths import kernel_cache_dir
+
+kernel_cache_dir()
