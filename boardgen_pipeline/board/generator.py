@@ -183,7 +183,7 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
 
 
 def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws: workspace.Workspace,
-                log: kernels.AttemptLog, dig_ap_cost: int) -> Generated:
+                log: kernels.AttemptLog, dig_ap_cost: int, figures: dict | None = None) -> Generated:
     """No attempt passed: the exit from the attempt log (SPEC 2.5), then the
     chosen attempt replayed from the stream state recorded at its start."""
 
@@ -195,7 +195,7 @@ def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws:
     summary = ws.replay(int(log.state[k - 1]), p.n, p.shave, p.fog).tolist()
     summary[kernels.OUT_UNREACHABLE] = unreach
     return _output(row, spawn_side, stream, p, summary, exit_, k, log.ran, log.rejected,
-                   ws.mines.tobytes(), ws.fog, dig_ap_cost)
+                   ws.mines.tobytes(), ws.fog, dig_ap_cost, figures=figures)
 
 
 def _choose_from_log(log: kernels.AttemptLog, row: BoardGenRow, unreachable) -> tuple[str, int, int]:
@@ -228,7 +228,8 @@ def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list
             attempts_used: int, rejections: dict, mines: bytes, fog: np.ndarray, dig_ap_cost: int,
             layout: str | None = None, figures: dict | None = None) -> Generated:
     """Stage 4: the board and its metrics record from a kernel summary ``s``
-    (OUT_*) of the chosen attempt."""
+    (OUT_*) of the chosen attempt; ``figures`` None reads the board's
+    figures (``board_figures``), a dict gives them."""
     W, H = row.board_width, row.board_height
     fog_result = budget = None
     fog_cells: tuple[int, ...] = ()
@@ -249,7 +250,7 @@ def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list
         unreachable=max(0, s[kernels.OUT_UNREACHABLE]), known=s[kernels.OUT_KNOWN], attempts_used=attempts_used,
         rejections=rejections, chosen=chosen, exit_=exit_, layout=layout, fog=fog_result, budget=budget)
     board = Board(W, H, spawn_side, mines, fog_cells)
-    return Generated(board, {**metrics, **(figures or board_figures(board))})
+    return Generated(board, {**metrics, **(board_figures(board) if figures is None else figures)})
 
 
 def board_figures(board: Board) -> dict:
@@ -291,13 +292,17 @@ _PER_BOARD = (("revealed", kernels.OUT_REVEALED), ("safe_count", kernels.OUT_SAF
 
 
 def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_seed: int = 0,
-                            dig_ap_cost: int = 1) -> list[Generated]:
+                            dig_ap_cost: int = 1, figures: bool = True) -> list[Generated]:
     """``generate_from_row(row, spawn_side, derive_at("board_gen", s,
     master_seed), dig_ap_cost)`` for every scope ``s`` of ``scopes``, in
     order, with the same boards and records, in one kernel call per chunk
     of scopes: the per-call cost of a kernel and most of the per-board
     Python are paid once. A board that did not pass gets its exit from the
-    attempt log the kernel kept, as in the per-board path."""
+    attempt log the kernel kept, as in the per-board path.
+
+    ``figures`` False leaves out the difficulty figures and the perfect
+    player (``board_figures``): the records hold only what the attempt loop
+    measured (what ``boardgen bench`` times against the C baseline)."""
     p = _plan(row, spawn_side)
     W, H = row.board_width, row.board_height
     ws = _WORKSPACES.get(W, H, spawn_side)
@@ -318,7 +323,10 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
         fog_cells = _fog_cells(res.fog) if regions else None
         passed = res.summary[:, kernels.OUT_PASSED]
         # the difficulty figures, and a perfect player where complete logic leaves a guess (one kernel call)
-        figures = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, passed)
+        if figures:
+            board_figs = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, passed)
+        else:
+            board_figs = [{}] * len(part)
         for i, scope in enumerate(part):
             s = summary[i]
             if not s[kernels.OUT_PASSED] or template is None:
@@ -329,10 +337,11 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                                 "unreachable_rejected": s[kernels.OUT_UNREACH],
                                 "free_open_rejected": s[kernels.OUT_FREE], "min_safe_rejected": s[kernels.OUT_MINSAFE]}
                     g = _output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
-                                res.fog[i], dig_ap_cost, layouts[i], figures[i])
+                                res.fog[i], dig_ap_cost, layouts[i], board_figs[i])
                     template = g.metrics
                 else:
-                    g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost)
+                    g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost,
+                                    None if figures else {})
                 out.append(g)
                 continue
             # a passing board: the record of the row's first passing board
@@ -364,7 +373,7 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                 m["inferability_core"] = revealed / safe
                 m["safe_core"] = safe
             board = Board(W, H, spawn_side, res.mines[i].tobytes(), fog)
-            m.update(figures[i])  # the template's keys, this board's difficulty figures
+            m.update(board_figs[i])  # the template's keys, this board's difficulty figures
             out.append(Generated(board, m))
     return out
 
