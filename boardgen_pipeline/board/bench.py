@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 
 from boardgen_pipeline.board.generator import generate_batch_from_row, warm_up
-from boardgen_pipeline.board.kernels import check_board
+from boardgen_pipeline.board.kernel_args import check_board
 from boardgen_pipeline.tables.board_gen import BoardGenRow, mines_target
 
 SPAWN_SIDE = 3

@@ -49,7 +49,7 @@ from numba import njit, uint64
 
 from boardgen_pipeline.board.closure_rows import BITS_ROWS, PAD, close_rows, load_rows, store_rows, waves_rows
 from boardgen_pipeline.board.geometry import neighbour_arrays, parse_layout
-from boardgen_pipeline.board.kernels import numbers_of
+from boardgen_pipeline.board.place_numbers import numbers_of
 from boardgen_pipeline.board.solver import spawn_square
 
 # Enumeration nodes allowed per board for the exact solver. A component

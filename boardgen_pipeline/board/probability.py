@@ -69,7 +69,7 @@ from boardgen_pipeline.board import limbs
 from boardgen_pipeline.board.difficulty import NODE_BUDGET, _constraint, component_counts, open_seen_fog
 from boardgen_pipeline.board.difficulty import frontier_components as _frontier_components
 from boardgen_pipeline.board.geometry import neighbour_arrays
-from boardgen_pipeline.board.kernels import MAX_SIDE
+from boardgen_pipeline.board.kernel_args import MAX_SIDE
 
 __all__ = ["NODE_BUDGET", "Position", "Probabilities", "probabilities", "position_from_text"]
 
