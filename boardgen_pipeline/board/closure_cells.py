@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit, uint64
 
 from boardgen_pipeline.board.closure_rows import close_rows, count_rows, load_rows, store_rows
+from boardgen_pipeline.board.kernel_args import Grid, Scratch
 
 
 def _widen_table():
@@ -120,22 +121,17 @@ def _reveal(c, g, s, sp):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _constraint(c, g, s):
+def constraint_at(c, rev, known, num, nb, nbn, W, H):
     """``(mask, m, count)`` of numbered cell ``c``: its unknown neighbours as a
     3x3 mask, the mines still to find among them, and how many there are.
     On a board at least 3 wide a neighbour's row offset follows from its
     index offset alone (-1 below -1, +1 above +1), so the mask is read
     through the neighbour table without dividing by the width."""
-    rev = s.rev
-    known = s.known
-    W = g.width
-    H = g.height
-    nb = g.nb
     mask = 0
     cnt = 0
-    m = s.num[c]
+    m = num[c]
     if W >= 3:
-        for k in range(g.nbn[c]):
+        for k in range(nbn[c]):
             n = nb[c, k]
             if known[n] == 1:
                 m -= 1
@@ -162,6 +158,12 @@ def _constraint(c, g, s):
                 mask |= 1 << ((dy + 1) * 3 + (dx + 1))
                 cnt += 1
     return mask, m, cnt
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _constraint(c, g, s):
+    """``constraint_at`` on the workspace's board."""
+    return constraint_at(c, s.rev, s.known, s.num, g.nb, g.nbn, g.width, g.height)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -367,3 +369,19 @@ def closure(g, s, has_fog, use_subset, store):
         in_fog += rev[c] & fog[c]
         nk += known[c]
     return revealed, in_fog, nk, False
+
+
+@njit(cache=True, error_model="numpy")
+def closure_cells_of(rev, known, num, fog, mines, has_fog, W, H, nb, nbn):
+    """``closure_cells`` on a board's own arrays, its scratch made here: the
+    wide boards' closure for the callers that hold no workspace (complete
+    logic of the difficulty figures, the perfect player), so that every
+    caller runs the one compiled closure of its board shape."""
+    nc = W * H
+    none = np.empty(0, np.int32)
+    g = Grid(W, H, 0, 0, 0, none, none, nb, nbn, WIDEN, PARTNERS, PARTNER_COUNT)
+    s = Scratch(mines, num, rev, known, fog, np.zeros(nc, np.uint8), np.zeros(max(1, nc), np.int32),
+                np.zeros(nc, np.int32), np.zeros(nc, np.int32), np.zeros(nc, np.int32), np.zeros(nc, np.uint8),
+                np.zeros(nc, np.int64), np.zeros(nc, np.int32), np.full(nc, -1, np.int32), np.zeros(0, np.uint64),
+                np.zeros((1, 1), np.uint64))
+    closure_cells(g, s, has_fog, True)
