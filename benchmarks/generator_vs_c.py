@@ -1,12 +1,15 @@
 """Generator throughput against the C baseline, side by side in one run
 (issue 2 "Speed", issue 7). Not a test: it prints figures and ratios.
 
-For each preset of ../shared/bench/README.md (and 128x128) it builds the C
-baseline (this repo's copy, whose array limit is raised to 128x128 cells),
-runs it, runs `boardgen bench` on the same parameters in this process, and
-prints both boards/s and the ratio. Usage:
+For each preset of ../shared/bench/README.md (10x10 and 30x16 by default;
+64x64 and 128x128 with --presets) it builds the C baseline (this repo's copy,
+whose array limit is raised to 128x128 cells), then alternates rounds of it
+and of `boardgen bench` (the attempt loop, the same work as the C; with
+--figures also the calibration's entry point with the difficulty figures and
+the player) on the same parameters in this process, and prints the median
+boards/s and the median of the rounds' ratios. Usage:
 
-    .venv/bin/python benchmarks/generator_vs_c.py [--boards 2000] [--repeat 3]
+    .venv/bin/python benchmarks/generator_vs_c.py [--boards 2000] [--repeat 3] [--figures]
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import json
 import platform
 import re
+import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -44,26 +48,40 @@ def c_baseline(exe: Path, w, h, d, t, cap, attempts, boards) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--boards", type=int, default=2000)
-    ap.add_argument("--repeat", type=int, default=3, help="best of N runs, for both sides")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds, both sides alternated; the median is reported")
+    ap.add_argument("--presets", default="10x10,30x16", help="comma-separated preset sizes (also 64x64, 128x128)")
+    ap.add_argument("--figures", action="store_true", help="also time the entry point with figures and player")
     args = ap.parse_args()
+    wanted = args.presets.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         exe = Path(tmp) / "baseline"
         subprocess.run(["gcc", "-O2", "-o", str(exe), str(BASELINE), "-lm"], check=True)
         print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
         rows = []
         for name, w, h, d, t, cap, att in PRESETS:
+            if name.split()[0] not in wanted:
+                continue
             boards = args.boards if w * h <= 1000 else max(50, args.boards // (10 if w * h <= 4096 else 40))
-            c = max((c_baseline(exe, w, h, d, t, cap, att, boards) for _ in range(args.repeat)),
-                    key=lambda r: r["boards_per_s"])
-            py = max((bench(w, h, d, t, cap, att, boards) for _ in range(args.repeat)),
-                     key=lambda r: r["boards_per_s"])
-            ratio = py["boards_per_s"] / c["boards_per_s"]
-            rows.append({"preset": name, "boards": boards, "c_boards_per_s": c["boards_per_s"],
-                         "boardgen_boards_per_s": py["boards_per_s"], "ratio": round(ratio, 3),
-                         "c_mean_attempts": c["mean_attempts"], "boardgen_mean_attempts": py["mean_attempts"],
-                         "warmup_seconds": py["warmup_seconds"]})
-            print(f"{name:32s} C {c['boards_per_s']:>9.0f}/s   boardgen {py['boards_per_s']:>9.0f}/s   "
-                  f"ratio {ratio:.2f}   (mean attempts C {c['mean_attempts']:.2f}, ours {py['mean_attempts']:.2f})")
+            cs, pys = [], []
+            for _ in range(args.repeat):  # alternated, so a change of the machine's load hits both sides
+                cs.append(c_baseline(exe, w, h, d, t, cap, att, boards))
+                pys.append(bench(w, h, d, t, cap, att, boards, figures=args.figures))
+            c_rate = statistics.median(r["boards_per_s"] for r in cs)
+            ratios = [p["boards_per_s"] / c["boards_per_s"] for c, p in zip(cs, pys)]
+            row = {"preset": name, "boards": boards, "c_boards_per_s": c_rate,
+                   "boardgen_boards_per_s": statistics.median(p["boards_per_s"] for p in pys),
+                   "ratio": round(statistics.median(ratios), 3), "ratios": [round(r, 3) for r in ratios],
+                   "c_mean_attempts": cs[0]["mean_attempts"], "boardgen_mean_attempts": pys[0]["mean_attempts"],
+                   "warmup_seconds": pys[0]["warmup_seconds"]}
+            line = (f"{name:32s} C {c_rate:>9.0f}/s   attempt loop {row['boardgen_boards_per_s']:>9.0f}/s "
+                    f"ratio {row['ratio']:.2f}")
+            if args.figures:
+                fr = [p["figures_boards_per_s"] / c["boards_per_s"] for c, p in zip(cs, pys)]
+                row["figures_boards_per_s"] = statistics.median(p["figures_boards_per_s"] for p in pys)
+                row["figures_ratio"] = round(statistics.median(fr), 3)
+                line += f"   with figures {row['figures_boards_per_s']:>9.0f}/s ratio {row['figures_ratio']:.2f}"
+            rows.append(row)
+            print(line + f"   (mean attempts C {row['c_mean_attempts']:.2f}, ours {row['boardgen_mean_attempts']:.2f})")
         print(json.dumps(rows))
 
 

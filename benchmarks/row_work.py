@@ -6,7 +6,9 @@ For the default tables (and, with ``--rows 600``, a table of 600 rows built as
 
 1. ``generation``: CPU seconds of the batch entry point alone
    (``generate_batch_from_row``) over every row's 256 scopes, the figure the
-   other paths are held against (``benchmarks/scale.py``'s "generator alone");
+   other paths are held against (``benchmarks/scale.py``'s "generator alone"),
+   and of its attempt loop alone (``figures=False``: no difficulty figures,
+   no player; the rest is the figures and the player);
 2. ``run_row``: CPU seconds of ``steps.chain.run_row`` on the same rows (the
    whole chain: boards, F4 checks, overlays and their checks, report, every
    dataset encoded as Parquet bytes), and of each of its stages, read from
@@ -47,11 +49,18 @@ REPO = Path(__file__).resolve().parent.parent
 STAGES = ("generate", "checks", "encode", "overlays", "report")
 
 
-def generation(tasks) -> float:
+def generation(tasks, figures: bool = True) -> float:
+    """CPU of the batch entry point over ``tasks``; ``figures`` False: the attempt
+    loop alone, without the difficulty figures and the player (NaN on code
+    whose entry point cannot leave them out)."""
+    extra = {} if figures else {"figures": False}
     t0 = time.process_time()
     for t in tasks:
         b = t.batch
-        generate_batch_from_row(b.row, b.spawn_side, b.scopes, b.master_seed, b.header.dig_ap_cost)
+        try:
+            generate_batch_from_row(b.row, b.spawn_side, b.scopes, b.master_seed, b.header.dig_ap_cost, **extra)
+        except TypeError:
+            return float("nan")
     return time.process_time() - t0
 
 
@@ -101,14 +110,18 @@ def main(argv=None) -> None:
         if name == "default":  # first use in this process, outside the rounds: pyarrow imports pandas then
             cold = chain_round(tasks[:2])[0]
             print(f"  first 2 rows of a fresh process: {cold - chain_round(tasks[:2])[0]:.3f} s more than warm")
-        gens, rounds = [], []
+        gens, loops, rounds = [], [], []
         for _ in range(args.repeat):  # alternated, so that a busy spell of the machine hits both alike
             gens.append(generation(tasks))
+            loops.append(generation(tasks, figures=False))
             rounds.append(chain_round(tasks))
         gen = min(gens)
+        loop = min(loops)
         total, stages, kept = min(rounds, key=lambda r: r[0])
         stages = {s: stages.get(s, 0.0) for s in STAGES}
         print(f"  generation alone  {gen:7.3f} s  {gen / n * 1e3:6.2f} ms a row   1.00x")
+        print(f"    attempt loop    {loop:7.3f} s  {loop / n * 1e3:6.2f} ms a row  {loop / gen:5.2f}x")
+        print(f"    figures+player  {gen - loop:7.3f} s  {(gen - loop) / n * 1e3:6.2f} ms a row  {(gen - loop) / gen:5.2f}x")
         print(f"  run_row           {total:7.3f} s  {total / n * 1e3:6.2f} ms a row  {total / gen:5.2f}x")
         for s in STAGES:
             print(f"    {s:<15} {stages[s]:7.3f} s  {stages[s] / n * 1e3:6.2f} ms a row  {stages[s] / gen:5.2f}x")

@@ -589,7 +589,7 @@ def cmd_bench(args) -> int:
     from boardgen_pipeline.board.bench import bench
 
     print(json.dumps(bench(args.width, args.height, args.density, args.target, args.cap,
-                           args.attempts, args.boards, args.shave)))
+                           args.attempts, args.boards, args.shave, figures=args.figures)))
     return 0
 
 
@@ -750,7 +750,8 @@ def build_parser() -> argparse.ArgumentParser:
     hi.add_argument("--tables", help=TABLES_HELP + "; read only to tell an unknown row from an uncalibrated one")
     hi.set_defaults(func=cmd_history)
 
-    b = sub.add_parser("bench", help="generator throughput on one parameter row (board_gen field domains)")
+    b = sub.add_parser("bench", help="attempt-loop throughput on one parameter row (board_gen field domains), "
+                                     "the work of ../shared/bench/baseline.c")
     b.add_argument("--width", type=int, required=True, help="board_width, 8..64 (required)")
     b.add_argument("--height", type=int, required=True, help="board_height, 8..64 (required)")
     b.add_argument("--density", type=float, required=True, help="mine_density, (0, 0.5] (required)")
@@ -759,6 +760,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--attempts", type=int, required=True, help="max_gen_attempts, 1..32 (required)")
     b.add_argument("--boards", type=int, required=True, help="boards timed, >= 1 (required)")
     b.add_argument("--shave", type=int, default=1, help="shave_ring_radius, 0..2 (default: 1)")
+    b.add_argument("--figures", action="store_true",
+                   help="also time the calibration's whole entry point (difficulty figures and the perfect player) "
+                        "on the same boards, reported beside the attempt loop (figures_seconds, figures_boards_per_s)")
     b.set_defaults(func=cmd_bench)
 
     ni = sub.add_parser("nightly", help="the nightly calibration through Dagster into the warehouse (what make run runs)")

@@ -63,6 +63,18 @@ def test_batch_gives_the_boards_and_records_of_the_per_board_api(name):
         assert any(m["fog_cells"] for _, m in batch)
 
 
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_batch_without_figures_gives_the_same_boards_and_generation_records(name):
+    # what `boardgen bench` times: the attempt loop, no difficulty figures nor player
+    r = ROWS[name]
+    whole = generate_batch_from_row(r, 3, range(40), master_seed=5)
+    bare = generate_batch_from_row(r, 3, range(40), master_seed=5, figures=False)
+    assert [b for b, _ in bare] == [b for b, _ in whole]
+    for (_, m), (_, full) in zip(bare, whole):
+        assert m == {k: v for k, v in full.items() if k in m} and list(m) == [k for k in full if k in m]
+        assert "bbbv" in full and "bbbv" not in m and "forced_guesses" not in m
+
+
 def test_batch_covers_every_exit():
     seen = set()
     for name in ("plain", "never_legal", "hard_target"):

@@ -120,3 +120,11 @@ def test_bench_prints_the_json_contract():
     out = json.loads(p.stdout)
     assert {"boards", "passed", "mean_attempts", "seconds", "boards_per_s"} <= set(out)
     assert out["boards"] == 50 and 0 < out["passed"] <= 50
+    assert "figures_seconds" not in out  # the attempt loop alone: the work of the C baseline
+
+
+def test_bench_figures_times_the_whole_entry_point_beside_the_attempt_loop():
+    p = run("bench", "--width", "10", "--height", "10", "--density", "0.25", "--target", "0.95", "--cap", "45",
+            "--attempts", "16", "--boards", "20", "--figures")
+    out = json.loads(p.stdout)
+    assert {"seconds", "boards_per_s", "figures_seconds", "figures_boards_per_s"} <= set(out)

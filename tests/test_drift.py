@@ -45,8 +45,7 @@ def test_a_drift_planted_in_a_copy_of_the_source_turns_the_nightly_red_and_keeps
     root = tmp_path / "warehouse"
     shutil.copytree(small_nightly["root"], root)
     before = parquet_files(root)
-    env = {**os.environ, "PYTHONPATH": str(src), "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
-           "BOARDGEN_NUMBA_CACHE": str(tmp_path / "numba")}
+    env = {**os.environ, "PYTHONPATH": str(src), "BOARDGEN_NUMBA_CACHE": str(tmp_path / "numba")}
     where = subprocess.run([sys.executable, "-c", "import boardgen_pipeline, boardgen_dagster; "
                             "print(boardgen_pipeline.__file__); print(boardgen_dagster.__file__)"],
                            env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)

@@ -76,7 +76,7 @@ def test_kernels_refuse_arguments_that_do_not_fit_their_arrays():
     ws = _WORKSPACES.get(6, 6, 3)
     st, dr = np.zeros(1, np.uint64), np.zeros(1, np.int64)
     attempts = kernels.Attempts(state=np.zeros(4, np.uint64), log=np.zeros((4, kernels.LOG_SIZE), np.int64),
-                                summary=np.zeros(kernels.OUT_SIZE, np.int64))
+                                summary=np.zeros(1, kernels.SUMMARY))
     no_fog = kernels.FogRule(regions=0, aim=0)
 
     def call(n, budget, grid=ws.grid, scratch=ws.scratch, fog_scratch=ws.fog_scratch, log=attempts):
@@ -109,7 +109,7 @@ def test_kernels_refuse_arguments_that_do_not_fit_their_arrays():
     with pytest.raises(ValueError, match="mines do not fit"):
         ws.place(0, 28, 1)
     call(5, 4)
-    assert 1 <= attempts.summary[kernels.OUT_RAN] <= 4
+    assert 1 <= attempts.summary[0]["ran"] <= 4
 
 
 FUZZ = textwrap.dedent("""
@@ -169,7 +169,7 @@ def start_fuzz(workdir: Path) -> subprocess.Popen:
     is compiling every kernel with bounds checks, so ``conftest`` starts it
     as soon as a session has collected the test: the compilation then runs
     on the second core while the other tests run."""
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(workdir / "numba-cache"),
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "BOARDGEN_NUMBA_CACHE": str(workdir / "numba-cache"),
            "PYTHONPATH": str(REPO)}
     with open(workdir / "stdout", "w") as out, open(workdir / "stderr", "w") as err:
         return subprocess.Popen([sys.executable, "-c", FUZZ, "7"], env=env, stdout=out, stderr=err, text=True,

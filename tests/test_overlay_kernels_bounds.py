@@ -79,7 +79,7 @@ FUZZ = textwrap.dedent("""
 
 @pytest.mark.slow  # every overlay kernel compiled again with bounds checks
 def test_fuzz_the_overlay_kernels_under_numba_boundscheck(tmp_path):
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"),
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "BOARDGEN_NUMBA_CACHE": str(tmp_path / "numba-cache"),
            "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-c", FUZZ, "11"], env=env, capture_output=True, text=True, cwd=tmp_path,
                           timeout=900)

@@ -14,9 +14,9 @@ from the wheel.
 
 Every command is run with the environment's files listed before and after:
 an installed copy writes nothing inside it. The kernels' compiled cache goes
-to ``NUMBA_CACHE_DIR``, a folder of the test's: numba's default writes beside
-the sources, inside site-packages, until the library names a cache folder of
-its own (then this variable only keeps the test's cache out of the user's).
+to ``BOARDGEN_NUMBA_CACHE``, a folder of the test's (the library's default is
+the user's cache folder, never site-packages; this keeps the test's cache out
+of the user's).
 
 Cost: numba compiles the kernels once for this copy of the sources (its cache
 is keyed by the source file's path), about 2 minutes of CPU on the 2-core
@@ -116,7 +116,7 @@ class Installed:
         env = {k: v for k, v in os.environ.items() if k == machine_state.MARKER
                or not k.startswith(("BOARDGEN_", "PYTHON", "VIRTUAL_ENV", "DAGSTER_", "COVERAGE_"))}
         env.update(PATH=f"{self.env / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin", HOME=str(self.home),
-                   NUMBA_CACHE_DIR=str(self.cache), LC_ALL="C.UTF-8", **extra)
+                   BOARDGEN_NUMBA_CACHE=str(self.cache), LC_ALL="C.UTF-8", **extra)
         env.pop("XDG_CACHE_HOME", None)
         return env
 

@@ -6,8 +6,12 @@ fog, F1-F5; SPEC 2, 5, 6).
 - ``geometry``: cells, the spawn square, layouts (SPEC 2.1, 2.6);
 - ``placement``: place then shave (SPEC 2.2), readable reference;
 - ``solver``: R0 and R∞ under ``single_subset`` (SPEC 2.3), readable reference;
-- ``kernels``: the compiled twins of placement and solver, and the named
-  tuples they take their arrays in;
+- ``kernels``: the compiled twins of placement and solver by name, held in
+  one module per stage: ``kernel_args`` (the named tuples they take their
+  arrays in, and the checks of those), ``place_numbers``, ``flood``,
+  ``closure_cells`` (the closure of each board shape), ``fog_kernels``,
+  ``attempt_loop``, ``batch_driver`` (docs/architecture-kernels.md: which
+  compiled function holds each rule, which reference proves it);
 - ``workspace``: the :class:`~boardgen_pipeline.board.workspace.Workspace`
   that builds those tuples for one board size and calls the kernels;
 - ``fog``: fog placement and the fog budget (SPEC 5);
@@ -19,5 +23,12 @@ fog, F1-F5; SPEC 2, 5, 6).
   exact integers for their kernels);
 - ``bench``: throughput of one row, for ``boardgen bench``.
 
-Imports only ``tables`` and ``errors`` below it.
+Imports only ``tables``, ``errors`` and ``paths`` below it. Importing the
+package sets numba's cache folder first (``paths.kernel_cache_dir``: named by
+a digest of the kernels' sources, so no cached kernel runs older code than
+its sources say).
 """
+
+from boardgen_pipeline.paths import kernel_cache_dir
+
+kernel_cache_dir()

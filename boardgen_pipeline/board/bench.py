@@ -6,8 +6,11 @@ any kernel runs), warms the compiled kernels up before the timer starts
 (reported apart: on an empty numba cache that is the compilation), then
 times ``boards`` generations on scopes ``0..boards-1`` through the batch
 entry point the calibration uses (``generate_batch_from_row``: the same
-boards and records as the per-board API). Wall-clock time is only
-*measured* here; it never influences a board.
+boards and records as the per-board API) without the difficulty figures
+and the player: the attempt loop, the same work as the C baseline.
+``figures`` also times the entry point whole (figures and player), on the
+same boards, reported beside. Wall-clock time is only *measured* here; it
+never influences a board.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import time
 
 from boardgen_pipeline.board.generator import generate_batch_from_row, warm_up
-from boardgen_pipeline.board.kernels import check_board
+from boardgen_pipeline.board.kernel_args import check_board
 from boardgen_pipeline.tables.board_gen import BoardGenRow, mines_target
 
 SPAWN_SIDE = 3
@@ -41,20 +44,31 @@ def bench_row(width, height, density, target, cap, attempts, shave=1, fog_region
     )
 
 
-def bench(width, height, density, target, cap, attempts, boards, shave=1, fog_regions=0, fog_ratio=0.0) -> dict:
+def _timed(row: BoardGenRow, boards: int, figures: bool) -> tuple[float, list]:
+    t0 = time.perf_counter()
+    outs = generate_batch_from_row(row, SPAWN_SIDE, range(boards), figures=figures)
+    return time.perf_counter() - t0, outs
+
+
+def bench(width, height, density, target, cap, attempts, boards, shave=1, fog_regions=0, fog_ratio=0.0,
+          figures=False) -> dict:
+    """The attempt loop's throughput (``seconds``, ``boards_per_s``); with
+    ``figures``, also the calibration's whole entry point on the same boards
+    (``figures_seconds``, ``figures_boards_per_s``), timed after it."""
     if isinstance(boards, bool) or not isinstance(boards, int) or boards < 1:
         raise ValueError(f"boards must be an integer >= 1, got {boards!r}")
     row = bench_row(width, height, density, target, cap, attempts, shave, fog_regions, fog_ratio)
     t0 = time.perf_counter()
     warm_up()  # every kernel compiled or loaded before the timer starts
-    generate_batch_from_row(row, SPAWN_SIDE, range(1))  # and this board size's workspace made
+    # and this board size's workspace made
+    generate_batch_from_row(row, SPAWN_SIDE, range(1), figures=False)
+    if figures:
+        generate_batch_from_row(row, SPAWN_SIDE, range(1))
     warmup = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    outs = generate_batch_from_row(row, SPAWN_SIDE, range(boards))
-    seconds = time.perf_counter() - t0
+    seconds, outs = _timed(row, boards, False)
     passed = sum(m["exit"] == "passed" for _, m in outs)
     used = sum(m["attempts_used"] for _, m in outs)
-    return {
+    out = {
         "boards": boards,
         "passed": passed,
         "mean_attempts": used / boards,
@@ -62,3 +76,8 @@ def bench(width, height, density, target, cap, attempts, boards, shave=1, fog_re
         "boards_per_s": round(boards / seconds, 1),
         "warmup_seconds": round(warmup, 3),
     }
+    if figures:
+        seconds, _ = _timed(row, boards, True)
+        out["figures_seconds"] = round(seconds, 4)
+        out["figures_boards_per_s"] = round(boards / seconds, 1)
+    return out

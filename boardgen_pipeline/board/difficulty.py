@@ -47,9 +47,10 @@ from functools import lru_cache
 import numpy as np
 from numba import njit, uint64
 
+from boardgen_pipeline.board.closure_cells import WIDEN, closure_cells_of, constraint_at
 from boardgen_pipeline.board.closure_rows import BITS_ROWS, PAD, close_rows, load_rows, store_rows, waves_rows
 from boardgen_pipeline.board.geometry import neighbour_arrays, parse_layout
-from boardgen_pipeline.board.kernels import numbers_of
+from boardgen_pipeline.board.place_numbers import numbers_of
 from boardgen_pipeline.board.solver import spawn_square
 
 # Enumeration nodes allowed per board for the exact solver. A component
@@ -62,21 +63,7 @@ NODE_BUDGET = 2_000_000
 FIELDS = ("bbbv", "openings", "subset_steps", "solve_rounds", "solvable_full_logic")
 
 
-def _widen_table() -> np.ndarray:
-    """9-bit 3x3 mask around a cell -> 49-bit mask in the 7x7 window centred
-    on it; two constraints whose sets can nest have centres at Chebyshev
-    distance <= 2, so both fit in that window."""
-    out = np.zeros(512, dtype=np.uint64)
-    for m in range(512):
-        w = 0
-        for b in range(9):
-            if m >> b & 1:
-                w |= 1 << ((b // 3 + 2) * 7 + (b % 3 + 2))
-        out[m] = w
-    return out
-
-
-_WIDEN = _widen_table()
+_WIDEN = WIDEN  # the window table of the cell closure
 
 
 @njit(cache=True, error_model="numpy")
@@ -151,36 +138,13 @@ def open_seen_fog(rev, num, fog, nb, nbn, queue, act, nact):
     return nact
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _constraint(c, rev, known, num, W, H):
-    """``(mask, m, count)`` of revealed numbered cell ``c``: its unknown
-    neighbours as a 3x3 mask, the mines still to find, how many cells."""
-    x, y = c % W, c // W
-    mask, cnt, m = 0, 0, num[c]
-    for dy in range(-1, 2):
-        yy = y + dy
-        if yy < 0 or yy >= H:
-            continue
-        for dx in range(-1, 2):
-            xx = x + dx
-            if (dx == 0 and dy == 0) or xx < 0 or xx >= W:
-                continue
-            n = yy * W + xx
-            if known[n]:
-                m -= 1
-            elif rev[n] == 0:
-                mask |= 1 << ((dy + 1) * 3 + dx + 1)
-                cnt += 1
-    return mask, m, cnt
-
-
 @njit(cache=True, error_model="numpy")
-def _constraints(rev, known, num, fog, W, H, cmask, cm, ccnt):
+def _constraints(rev, known, num, fog, W, H, nb, nbn, cmask, cm, ccnt):
     """The constraint of every revealed numbered cell (``ccnt`` 0: none)."""
     for c in range(W * H):
         ccnt[c] = 0
         if rev[c] == 1 and fog[c] == 0 and num[c] > 0:
-            cmask[c], cm[c], ccnt[c] = _constraint(c, rev, known, num, W, H)
+            cmask[c], cm[c], ccnt[c] = constraint_at(c, rev, known, num, nb, nbn, W, H)
 
 
 @njit(cache=True, error_model="numpy")
@@ -228,7 +192,7 @@ def waves(rev, known, num, fog, W, H, nb, nbn, widen):
         keep = 0
         for i in range(nact):
             c = act[i]
-            ma, m, cnt = _constraint(c, rev, known, num, W, H)
+            ma, m, cnt = constraint_at(c, rev, known, num, nb, nbn, W, H)
             cmask[c], cm[c], ccnt[c] = ma, m, cnt
             if cnt > 0:
                 act[keep] = c
@@ -463,7 +427,7 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
     cmask = np.zeros(nc, np.int64)
     cm = np.zeros(nc, np.int32)
     ccnt = np.zeros(nc, np.int32)
-    _constraints(rev, known, num, fog, W, H, cmask, cm, ccnt)
+    _constraints(rev, known, num, fog, W, H, nb, nbn, cmask, cm, ccnt)
     order, starts, ncomp, front, interior = frontier_components(rev, known, fog, ccnt, nb, nbn)
     remaining = mines_total
     for c in range(nc):
@@ -558,13 +522,15 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
 
 @njit(cache=True, error_model="numpy")
 def _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, widen, bits):
-    """The ``single_subset`` closure from the current state (in place), on bit
-    rows when the board fits them (the same fixed point as ``waves``)."""
+    """The ``single_subset`` closure from the current state (in place): the
+    attempt loop's compiled closure of the board's shape, on bit rows when
+    the board fits them (``closure_rows``), cell by cell otherwise
+    (``closure_cells``)."""
     if load_rows(bits, rev, known, mines, fog, has_fog, W, H):
         close_rows(bits, has_fog, True, H)
         store_rows(bits, rev, known, W, H)
     else:
-        waves(rev, known, num, fog, W, H, nb, nbn, widen)
+        closure_cells_of(rev, known, num, fog, mines, has_fog, W, H, nb, nbn)
 
 
 @njit(cache=True, error_model="numpy")

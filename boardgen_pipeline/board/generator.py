@@ -35,6 +35,7 @@ import numpy as np
 
 from boardgen_pipeline.board import kernels, player, workspace
 from boardgen_pipeline.board.geometry import Board, Geometry, neighbour_arrays
+from boardgen_pipeline.board.kernel_args import SUMMARY_FIELDS
 from boardgen_pipeline.board.placement import candidate_cells
 from boardgen_pipeline.board.rng import Stream, derive_at, initial_state
 from boardgen_pipeline.board.solver import METRIC_VERSION
@@ -177,13 +178,13 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
     if log.passed:
         # the common case: the last attempt passed, and the workspace still
         # holds its board and closure
-        return _output(row, spawn_side, stream, p, log.summary.tolist(), "passed", log.ran, log.ran, log.rejected,
+        return _output(row, spawn_side, stream, p, summary_of(log.summary[0]), "passed", log.ran, log.ran, log.rejected,
                        ws.mines.tobytes(), ws.fog, dig_ap_cost)
     return _not_passed(row, spawn_side, stream, p, ws, log, dig_ap_cost)
 
 
 def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws: workspace.Workspace,
-                log: kernels.AttemptLog, dig_ap_cost: int) -> Generated:
+                log: kernels.AttemptLog, dig_ap_cost: int, figures: dict | None = None) -> Generated:
     """No attempt passed: the exit from the attempt log (SPEC 2.5), then the
     chosen attempt replayed from the stream state recorded at its start."""
 
@@ -192,10 +193,10 @@ def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws:
         return ws.unreachable(ws.numbers())
 
     exit_, k, unreach = _choose_from_log(log, row, unreachable)
-    summary = ws.replay(int(log.state[k - 1]), p.n, p.shave, p.fog).tolist()
-    summary[kernels.OUT_UNREACHABLE] = unreach
+    summary = summary_of(ws.replay(int(log.state[k - 1]), p.n, p.shave, p.fog)[0])
+    summary["unreachable"] = unreach
     return _output(row, spawn_side, stream, p, summary, exit_, k, log.ran, log.rejected,
-                   ws.mines.tobytes(), ws.fog, dig_ap_cost)
+                   ws.mines.tobytes(), ws.fog, dig_ap_cost, figures=figures)
 
 
 def _choose_from_log(log: kernels.AttemptLog, row: BoardGenRow, unreachable) -> tuple[str, int, int]:
@@ -224,11 +225,12 @@ def _choose_from_log(log: kernels.AttemptLog, row: BoardGenRow, unreachable) -> 
     return "least_bad", chosen[-1], chosen[0]
 
 
-def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list, exit_: str, chosen: int,
+def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: dict, exit_: str, chosen: int,
             attempts_used: int, rejections: dict, mines: bytes, fog: np.ndarray, dig_ap_cost: int,
             layout: str | None = None, figures: dict | None = None) -> Generated:
     """Stage 4: the board and its metrics record from a kernel summary ``s``
-    (OUT_*) of the chosen attempt."""
+    (``summary_of``) of the chosen attempt; ``figures`` None reads the board's
+    figures (``board_figures``), a dict gives them."""
     W, H = row.board_width, row.board_height
     fog_result = budget = None
     fog_cells: tuple[int, ...] = ()
@@ -237,19 +239,19 @@ def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: list
 
         fog_cells = tuple(np.flatnonzero(fog).tolist())
         regions = row.fog_region_count
-        fog_result = FogResult(fog_cells, s[kernels.OUT_PLACED], regions - s[kernels.OUT_PLACED],
-                               min(p.fog[1], 8 * (p.n - s[kernels.OUT_REMOVED])))
-        budget = FogBudget(s[kernels.OUT_UNPAID], s[kernels.OUT_PAID], dig_ap_cost)
+        fog_result = FogResult(fog_cells, s["placed"], regions - s["placed"],
+                               min(p.fog[1], 8 * (p.n - s["removed"])))
+        budget = FogBudget(s["unpaid"], s["paid"], dig_ap_cost)
     if layout is None:
         layout = _layouts(np.frombuffer(mines, np.uint8)[None], fog[None], W, H)[0] if fog_cells else fast_layout(mines, W)
-    safe = s[kernels.OUT_SAFE]
+    safe = s["safe"]
     metrics = metrics_record(
-        row, stream, p.n, revealed=s[kernels.OUT_REVEALED], safe=safe, revealed_core=s[kernels.OUT_REVEALED_CORE],
-        safe_core=safe - len(fog_cells), r0=s[kernels.OUT_R0], removed=s[kernels.OUT_REMOVED],
-        unreachable=max(0, s[kernels.OUT_UNREACHABLE]), known=s[kernels.OUT_KNOWN], attempts_used=attempts_used,
+        row, stream, p.n, revealed=s["revealed"], safe=safe, revealed_core=s["revealed_core"],
+        safe_core=safe - len(fog_cells), r0=s["r0"], removed=s["removed"],
+        unreachable=max(0, s["unreachable"]), known=s["known"], attempts_used=attempts_used,
         rejections=rejections, chosen=chosen, exit_=exit_, layout=layout, fog=fog_result, budget=budget)
     board = Board(W, H, spawn_side, mines, fog_cells)
-    return Generated(board, {**metrics, **(figures or board_figures(board))})
+    return Generated(board, {**metrics, **(board_figures(board) if figures is None else figures)})
 
 
 def board_figures(board: Board) -> dict:
@@ -281,23 +283,32 @@ BATCH_ATTEMPTS = 1 << 18  # attempt-log rows held per kernel call of a batch (21
 
 
 # the metrics fields that vary between the passing boards of one row, in
-# metrics_record's order, and the summary column (OUT_*) each comes from
-_PER_BOARD = (("revealed", kernels.OUT_REVEALED), ("safe_count", kernels.OUT_SAFE),
-              ("revealed_core", kernels.OUT_REVEALED_CORE), ("r0_size", kernels.OUT_R0),
-              ("ring_removed", kernels.OUT_REMOVED), ("known_mines", kernels.OUT_KNOWN),
-              ("attempts_used", kernels.OUT_RAN), ("r0_cap_rejected", kernels.OUT_CAP),
-              ("unreachable_rejected", kernels.OUT_UNREACH), ("free_open_rejected", kernels.OUT_FREE),
-              ("min_safe_rejected", kernels.OUT_MINSAFE), ("chosen_attempt", kernels.OUT_RAN))
+# metrics_record's order, and the summary field each comes from
+_PER_BOARD = (("revealed", "revealed"), ("safe_count", "safe"),
+              ("revealed_core", "revealed_core"), ("r0_size", "r0"),
+              ("ring_removed", "removed"), ("known_mines", "known"),
+              ("attempts_used", "ran"), ("r0_cap_rejected", "r0_cap_rejected"),
+              ("unreachable_rejected", "unreachable_rejected"), ("free_open_rejected", "free_open_rejected"),
+              ("min_safe_rejected", "min_safe_rejected"), ("chosen_attempt", "ran"))
+
+
+def summary_of(record) -> dict:
+    """A kernel's summary record as a dict of Python ints, by field name."""
+    return dict(zip(SUMMARY_FIELDS, record.tolist()))
 
 
 def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_seed: int = 0,
-                            dig_ap_cost: int = 1) -> list[Generated]:
+                            dig_ap_cost: int = 1, figures: bool = True) -> list[Generated]:
     """``generate_from_row(row, spawn_side, derive_at("board_gen", s,
     master_seed), dig_ap_cost)`` for every scope ``s`` of ``scopes``, in
     order, with the same boards and records, in one kernel call per chunk
     of scopes: the per-call cost of a kernel and most of the per-board
     Python are paid once. A board that did not pass gets its exit from the
-    attempt log the kernel kept, as in the per-board path."""
+    attempt log the kernel kept, as in the per-board path.
+
+    ``figures`` False leaves out the difficulty figures and the perfect
+    player (``board_figures``): the records hold only what the attempt loop
+    measured (what ``boardgen bench`` times against the C baseline)."""
     p = _plan(row, spawn_side)
     W, H = row.board_width, row.board_height
     ws = _WORKSPACES.get(W, H, spawn_side)
@@ -313,26 +324,31 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                              count=len(part))
         res = ws.run_batch(states, p.n, p.shave, row.min_safe_count, row.r0_max_cap, row.max_gen_attempts,
                            p.target, p.fog)
-        summary = res.summary.tolist()
+        summary = [dict(zip(SUMMARY_FIELDS, t)) for t in res.summary.tolist()]
+        draws = res.draws.tolist()
         layouts = _layouts(res.mines, res.fog, W, H)
         fog_cells = _fog_cells(res.fog) if regions else None
-        passed = res.summary[:, kernels.OUT_PASSED]
+        passed = res.summary["passed"]
         # the difficulty figures, and a perfect player where complete logic leaves a guess (one kernel call)
-        figures = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, passed)
+        if figures:
+            board_figs = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, passed)
+        else:
+            board_figs = [{}] * len(part)
         for i, scope in enumerate(part):
             s = summary[i]
-            if not s[kernels.OUT_PASSED] or template is None:
-                stream = Stream("board_gen", scope, master_seed, int(res.state[i]), s[kernels.OUT_SIZE])
-                if s[kernels.OUT_PASSED]:
-                    ran = s[kernels.OUT_RAN]
-                    rejected = {"r0_cap_rejected": s[kernels.OUT_CAP],
-                                "unreachable_rejected": s[kernels.OUT_UNREACH],
-                                "free_open_rejected": s[kernels.OUT_FREE], "min_safe_rejected": s[kernels.OUT_MINSAFE]}
+            if not s["passed"] or template is None:
+                stream = Stream("board_gen", scope, master_seed, int(res.state[i]), draws[i])
+                if s["passed"]:
+                    ran = s["ran"]
+                    rejected = {"r0_cap_rejected": s["r0_cap_rejected"],
+                                "unreachable_rejected": s["unreachable_rejected"],
+                                "free_open_rejected": s["free_open_rejected"], "min_safe_rejected": s["min_safe_rejected"]}
                     g = _output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
-                                res.fog[i], dig_ap_cost, layouts[i], figures[i])
+                                res.fog[i], dig_ap_cost, layouts[i], board_figs[i])
                     template = g.metrics
                 else:
-                    g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost)
+                    g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost,
+                                    None if figures else {})
                 out.append(g)
                 continue
             # a passing board: the record of the row's first passing board
@@ -341,30 +357,30 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
             m = template.copy()
             for key, col in _PER_BOARD:
                 m[key] = s[col]
-            revealed, safe = s[kernels.OUT_REVEALED], s[kernels.OUT_SAFE]
+            revealed, safe = s["revealed"], s["safe"]
             m["inferability"] = revealed / safe
-            m["mines_actual"] = p.n - s[kernels.OUT_REMOVED]
-            m["unreachable_safe"] = max(0, s[kernels.OUT_UNREACHABLE])
+            m["mines_actual"] = p.n - s["removed"]
+            m["unreachable_safe"] = max(0, s["unreachable"])
             m["scope"] = scope
             m["layout"] = layouts[i]
             if regions:
                 fog = fog_cells[i]
                 safe_core = safe - len(fog)
-                unpaid = s[kernels.OUT_UNPAID]
-                m["inferability_core"] = s[kernels.OUT_REVEALED_CORE] / max(1, safe_core)
+                unpaid = s["unpaid"]
+                m["inferability_core"] = s["revealed_core"] / max(1, safe_core)
                 m["safe_core"] = safe_core
                 m["fog_cells"] = len(fog)
                 m["fog_ratio"] = len(fog) / cells
-                m["fog_regions_placed"] = s[kernels.OUT_PLACED]
-                m["fog_shortfall"] = regions - s[kernels.OUT_PLACED]
+                m["fog_regions_placed"] = s["placed"]
+                m["fog_shortfall"] = regions - s["placed"]
                 m["delta_budget_fog"] = unpaid * dig_ap_cost
-                m["fog_burden_ratio"] = unpaid / s[kernels.OUT_PAID]
+                m["fog_burden_ratio"] = unpaid / s["paid"]
             else:
                 fog = ()
                 m["inferability_core"] = revealed / safe
                 m["safe_core"] = safe
             board = Board(W, H, spawn_side, res.mines[i].tobytes(), fog)
-            m.update(figures[i])  # the template's keys, this board's difficulty figures
+            m.update(board_figs[i])  # the template's keys, this board's difficulty figures
             out.append(Generated(board, m))
     return out
 

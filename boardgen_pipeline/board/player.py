@@ -55,7 +55,8 @@ from numba import njit
 from boardgen_pipeline.board import limbs
 from boardgen_pipeline.board.closure_rows import BITS_ROWS, PAD
 from boardgen_pipeline.board.difficulty import _WIDEN, NODE_BUDGET, _arrays, _close, _open, figures_state, full_logic, r0_state
-from boardgen_pipeline.board.kernels import check_board, numbers_of
+from boardgen_pipeline.board.kernel_args import check_board
+from boardgen_pipeline.board.place_numbers import numbers_of
 from boardgen_pipeline.board.probability import INTERIOR, MAX_BUDGET, Position, combine, tables
 
 FIELDS = ("won", "forced_guesses", "survival", "survival_exact", "guesses", "first_guess_p_safe",

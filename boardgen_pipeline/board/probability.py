@@ -66,10 +66,11 @@ import numpy as np
 from numba import njit
 
 from boardgen_pipeline.board import limbs
-from boardgen_pipeline.board.difficulty import NODE_BUDGET, _constraint, component_counts, open_seen_fog
+from boardgen_pipeline.board.closure_cells import constraint_at
+from boardgen_pipeline.board.difficulty import NODE_BUDGET, component_counts, open_seen_fog
 from boardgen_pipeline.board.difficulty import frontier_components as _frontier_components
 from boardgen_pipeline.board.geometry import neighbour_arrays
-from boardgen_pipeline.board.kernels import MAX_SIDE
+from boardgen_pipeline.board.kernel_args import MAX_SIDE
 
 __all__ = ["NODE_BUDGET", "Position", "Probabilities", "probabilities", "position_from_text"]
 
@@ -161,7 +162,7 @@ def tables(rev, known, num, fog, W, H, nb, nbn, budget):
         # every opened number is a constraint, zeros included (a position
         # need not be chained through its zeros)
         if rev[c] == 1 and fog[c] == 0:
-            _, cm[c], ccnt[c] = _constraint(c, rev, known, num, W, H)
+            _, cm[c], ccnt[c] = constraint_at(c, rev, known, num, nb, nbn, W, H)
     order, starts, ncomp, front, interior = _frontier_components(rev, known, fog, ccnt, nb, nbn)
     kind = np.zeros(nc, np.uint8)
     for c in range(nc):

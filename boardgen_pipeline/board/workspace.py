@@ -28,7 +28,7 @@ from boardgen_pipeline.board.fog_rows import FOG_BITS_ROWS
 from boardgen_pipeline.board.geometry import Geometry, neighbour_arrays
 from boardgen_pipeline.board.kernels import (
     LOG_SIZE,
-    OUT_SIZE,
+    SUMMARY,
     AttemptLog,
     Attempts,
     BatchResult,
@@ -90,7 +90,7 @@ class Workspace:
         self._state = np.zeros(1, np.uint64)
         self._draws = np.zeros(1, np.int64)
         self._attempts = Attempts(state=np.zeros(0, np.uint64), log=np.zeros((0, LOG_SIZE), np.int64),
-                                  summary=np.zeros(OUT_SIZE, np.int64))
+                                  summary=np.zeros(1, SUMMARY))
         self._batch: BatchResult | None = None
 
     @classmethod
@@ -145,7 +145,7 @@ class Workspace:
             rows = max(boards, b.summary.shape[0] if b else 0)
             cols = max(budget, b.attempt_state.shape[1] if b else 0)
             b = self._batch = BatchResult(
-                summary=np.zeros((rows, OUT_SIZE + 1), np.int64), state=np.zeros(rows, np.uint64),
+                summary=np.zeros(rows, SUMMARY), draws=np.zeros(rows, np.int64), state=np.zeros(rows, np.uint64),
                 mines=np.zeros((rows, nc), np.uint8), fog=np.zeros((rows, nc), np.uint8),
                 attempt_state=np.zeros((rows, cols), np.uint64), log=np.zeros((rows, cols, LOG_SIZE), np.int64))
         kernels.run_batch(np.ascontiguousarray(states, dtype=np.uint64), self.grid,
@@ -156,7 +156,7 @@ class Workspace:
     def replay(self, state: int, n: int, shave_radius: int, fog=(0, 0)) -> np.ndarray:
         """Replay the attempt that starts at stream state ``state`` and
         measure it with its fog whatever its legality; the board stays in
-        the workspace and the summary (OUT_*) is returned."""
+        the workspace and the summary (one ``SUMMARY`` record) is returned."""
         st = np.array([state], dtype=np.uint64)
         dr = np.zeros(1, dtype=np.int64)
         out = self._attempts.summary

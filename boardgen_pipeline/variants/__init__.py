@@ -7,5 +7,10 @@
 - ``skew``: the resource weight table and the resource-face skew;
 - ``checks``: the acceptance lines as plain checks over overlays.
 
-Imports ``board`` and ``tables``; nothing above.
+Imports ``board`` and ``tables``; nothing above. Importing the package sets
+numba's cache folder first (``paths.kernel_cache_dir``), as ``board`` does.
 """
+
+from boardgen_pipeline.paths import kernel_cache_dir
+
+kernel_cache_dir()

@@ -1,0 +1,198 @@
+"""The attempt loop, compiled (SPEC 2.4-2.5, and SPEC 5 on a fog row): place,
+numbers, R0, the legality gates cheapest first, and only for a legal attempt
+the closure; the replay of a chosen attempt; the measure of a layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from boardgen_pipeline.board.closure_cells import closure
+from boardgen_pipeline.board.closure_rows import store_rows
+from boardgen_pipeline.board.flood import flood_r0, unreachable_count
+from boardgen_pipeline.board.fog_kernels import fog_budget, fog_step
+from boardgen_pipeline.board.kernel_args import (
+    LOG_DRAWS,
+    LOG_FOG,
+    LOG_MINES,
+    LOG_R0,
+    LOG_REMOVED,
+    LOG_REVEALED,
+    LOG_REVEALED_CORE,
+    LOG_SAFE,
+    LOG_UNREACH,
+    check_arrays,
+    check_board_arrays,
+    check_sizes,
+    clear_summary,
+)
+from boardgen_pipeline.board.place_numbers import numbers_from_placed, numbers_of, place
+
+
+@njit(cache=True, error_model="numpy")
+def measure_into(g, s, use_subset):
+    """Numbers, R0 and R∞ of the layout in ``s.mines`` and ``s.fog`` (R∞
+    left in ``s.rev``, the proven mines in ``s.known``). Returns ``(safe,
+    r0, revealed)``."""
+    check_arrays(g, s)
+    safe = numbers_of(s.mines, g.nb, g.nbn, s.num)
+    s.known[:] = 0
+    r0 = flood_r0(g, s)
+    has_fog = False
+    for c in range(s.fog.shape[0]):
+        if s.fog[c]:
+            has_fog = True
+            break
+    revealed, _, _, _ = closure(g, s, has_fog, use_subset, True)
+    return safe, r0, revealed
+
+
+@njit(cache=True, error_model="numpy")
+def run_board(st, draws, g, plan, fog_rule, s, f, attempts):
+    """``attempt_loop`` after ``check_sizes``."""
+    check_sizes(g, plan, s, f, attempts)
+    attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts)
+
+
+@njit(cache=True, error_model="numpy")
+def attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts):
+    """The attempt loop of SPEC 2.5 (and of SPEC 5 on a fog row) up to the
+    first passing attempt, on arrays ``check_sizes`` accepted.
+
+    Per attempt k the log row (``attempts.log[k]``) records the draw count
+    at its start (the stream state goes to ``attempts.state[k]``, so any
+    attempt can be replayed), ring_removed, actual mines, |S|, |R0|,
+    unreachable safe cells, |R∞| and |R∞ - F| (-1 when illegal: legality is
+    checked before quality and an illegal attempt is never measured) and
+    |F|. ``attempts.summary`` gets the attempts run, whether the last one
+    passed, the rejection counts per gate and what the passing attempt
+    measured; ``s`` keeps its board (``mines``, ``fog``, ``num``, ``rev`` =
+    R∞, ``known``).
+
+    Without fog (``fog_rule.regions == 0``) an attempt draws only its mines
+    and the unreachable count is computed only when the cheaper gates pass
+    (-1 otherwise). With fog every attempt draws its fog from the same
+    stream right after its mines, whatever its legality (seed 001: fog is a
+    step of every attempt), and every gate is evaluated."""
+    NC = g.width * g.height
+    N = plan.mines_target
+    regions = fog_rule.regions
+    a_state = attempts.state
+    log = attempts.log
+    out = attempts.summary[0]
+    rev = s.rev
+    fog = s.fog
+    clear_summary(out)
+    for k in range(plan.budget):
+        a_state[k] = st[0]
+        log[k, LOG_DRAWS] = draws[0]
+        removed = place(st, draws, g, s, N, plan.shave)
+        safe = numbers_from_placed(g, s, N)
+        s.known[:] = 0
+        fog[:] = 0
+        r0 = flood_r0(g, s)
+        log[k, LOG_REMOVED] = removed
+        log[k, LOG_MINES] = N - removed
+        log[k, LOG_SAFE] = safe
+        log[k, LOG_R0] = r0
+        log[k, LOG_UNREACH] = -1  # not computed: an earlier gate already rejected the attempt
+        log[k, LOG_REVEALED] = -1
+        log[k, LOG_REVEALED_CORE] = -1
+        log[k, LOG_FOG] = 0
+        out.ran = k + 1
+        unreach = -1
+        nfog = 0
+        placed = 0
+        if regions > 0:
+            unreach = unreachable_count(g, s, safe)
+            log[k, LOG_UNREACH] = unreach
+            for c in range(NC):
+                f.r0[c] = rev[c]
+            nfog, placed = fog_step(st, draws, g, s, f, fog_rule)
+            log[k, LOG_FOG] = nfog
+        # legality gates, cheapest first; an illegal attempt is counted under
+        # the first gate it fails (GATE_ORDER), and never scored
+        if r0 == safe:
+            out.free_open_rejected += 1
+            continue
+        if r0 > plan.r0_cap:
+            out.r0_cap_rejected += 1
+            continue
+        if safe < plan.min_safe:
+            out.min_safe_rejected += 1
+            continue
+        if regions == 0:
+            unreach = unreachable_count(g, s, safe)
+            log[k, LOG_UNREACH] = unreach
+        if unreach > 0:
+            out.unreachable_rejected += 1
+            continue
+        # R∞ grows from R0 as flooded above: fog cells are never zeros (fog
+        # hides a number), so flooding through fog would give the same R0
+        revealed, in_fog, nk, held = closure(g, s, nfog > 0, True, False)
+        core = revealed - in_fog
+        log[k, LOG_REVEALED] = revealed
+        log[k, LOG_REVEALED_CORE] = core
+        # seed 001 F5: both inferability and its core meet the target
+        if (np.int64(revealed) * plan.target_den >= plan.target_num * np.int64(max(1, safe))
+                and np.int64(core) * plan.target_den >= plan.target_num * np.int64(max(1, safe - nfog))):
+            out.passed = 1
+            if held:
+                store_rows(s.bits, rev, s.known, g.width, g.height)  # the workspace keeps the passing board's R∞
+            out.known = nk
+            out.revealed = revealed
+            out.safe = safe
+            out.r0 = r0
+            out.removed = removed
+            out.unreachable = unreach
+            out.revealed_core = core
+            out.fog = nfog
+            out.placed = placed
+            if regions > 0:
+                unpaid, paid = fog_budget(g, s, f)
+                out.unpaid = unpaid
+                out.paid = paid
+            return
+
+
+@njit(cache=True, error_model="numpy")
+def replay_board(st, draws, g, plan, fog_rule, s, f, summary):
+    """One attempt from the stream state in ``st``, measured whatever its
+    legality (the chosen attempt of a ``best_legal`` or ``least_bad`` exit):
+    mines, fog when the row has it, then R∞ with fog. Fills ``summary[0]`` like a
+    passing ``run_board``; only the plan's mines and shave are read."""
+    check_board_arrays(g, plan, s, f)
+    if summary.shape[0] != 1:
+        raise ValueError("the summary must hold one record")
+    out = summary[0]
+    NC = g.width * g.height
+    clear_summary(out)
+    removed = place(st, draws, g, s, plan.mines_target, plan.shave)
+    numbers_from_placed(g, s, plan.mines_target)
+    s.fog[:] = 0
+    flood_r0(g, s)
+    for c in range(NC):
+        f.r0[c] = s.rev[c]
+    nfog = 0
+    placed = 0
+    if fog_rule.regions > 0:
+        nfog, placed = fog_step(st, draws, g, s, f, fog_rule)
+    safe, r0, revealed = measure_into(g, s, True)
+    in_fog = 0
+    nk = 0
+    for c in range(NC):
+        in_fog += s.rev[c] & s.fog[c]
+        nk += s.known[c]
+    out.known = nk
+    out.revealed = revealed
+    out.safe = safe
+    out.r0 = r0
+    out.removed = removed
+    out.revealed_core = revealed - in_fog
+    out.fog = nfog
+    out.placed = placed
+    if fog_rule.regions > 0:
+        unpaid, paid = fog_budget(g, s, f)
+        out.unpaid = unpaid
+        out.paid = paid
