@@ -1,5 +1,5 @@
 """Generator throughput against the C baseline, side by side in one run
-(issue 2 "Speed", issue 7). Not a test: it prints figures and ratios.
+(the speed goal against the C baseline). Not a test: it prints figures and ratios.
 
 For each preset of ../shared/bench/README.md (10x10 and 30x16 by default;
 64x64 and 128x128 with --presets) it builds the C baseline (this repo's copy,

@@ -1,5 +1,5 @@
 """A row's chain against generating its boards, stage by stage, in one process
-(issue 28 "Faster here too"). Not a test: it prints figures and ratios.
+(the goal: a row's chain costs little more than its boards). Not a test: it prints figures and ratios.
 
 For the default tables (and, with ``--rows 600``, a table of 600 rows built as
 ``benchmarks/scale.py`` builds it) it measures, in this process, one core:
@@ -21,7 +21,7 @@ For the default tables (and, with ``--rows 600``, a table of 600 rows built as
 The rounds of the generation and of the chain alternate (``--repeat`` of
 each); the generation is its best round, the chain its best round with that
 round's stages (the machine is shared), and every stage is printed as a ratio
-to the generation. The goal of issue 28:
+to the generation. The goal:
 ``run_row`` within ~2x the generation.
 
     .venv/bin/python benchmarks/row_work.py                  # the default tables, 4 rounds

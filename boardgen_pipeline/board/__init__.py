@@ -17,9 +17,9 @@ fog, F1-F5; SPEC 2, 5, 6).
 - ``fog``: fog placement and the fog budget (SPEC 5);
 - ``generator``: the attempt loop and its three exits (SPEC 2.4-2.5);
 - ``measure``: the measure entry point (seed 001 AC-8);
-- ``difficulty``: 3BV, openings, solve waves, complete logic (issue 17);
+- ``difficulty``: 3BV, openings, solve waves, complete logic (per-board difficulty);
 - ``probability``: exact mine probabilities of a position, and ``player``:
-  a perfect player's forced guesses and survival (issue 30; ``limbs``:
+  a perfect player's forced guesses and survival (fairness; ``limbs``:
   exact integers for their kernels);
 - ``bench``: throughput of one row, for ``boardgen bench``.
 

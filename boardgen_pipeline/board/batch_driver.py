@@ -1,4 +1,4 @@
-"""The batch driver (issue 16): ``run_batch`` runs the attempt loop of many
+"""The batch driver (for speed): ``run_batch`` runs the attempt loop of many
 boards of one row in one kernel call (a numba call unboxes each of its
 arrays: the batch pays that once), and the attempt logs as Python reads them.
 """

@@ -1,4 +1,4 @@
-"""Generator throughput on one parameter row (issue 2 "Speed"; issues 7, 15, 16).
+"""Generator throughput on one parameter row (the speed goal against the C baseline).
 
 Builds the row the C baseline of ``../shared/bench`` runs (spawn side 3,
 min_safe_count 1), refuses parameters no board can have (ValueError before

@@ -1,5 +1,5 @@
-"""Bit operations on one machine word for the row kernels (issue 16's bit
-rows in ``closure_rows`` and ``fog_rows``; issue 29: only documented routes
+"""Bit operations on one machine word for the row kernels (the bit
+rows in ``closure_rows`` and ``fog_rows``; only documented routes
 into the compiler).
 
 ``trailing_zeros`` is LLVM's ``cttz`` reached through numba's public

@@ -1,4 +1,4 @@
-"""The ``single_subset`` closure on bit rows (seed 001 F1, SPEC 2.3; issue 16).
+"""The ``single_subset`` closure on bit rows (seed 001 F1, SPEC 2.3; for speed).
 
 The same least fixed point as ``kernels.closure_cells`` - chain through
 zeros, the single rule, the subset rule between constraints at Chebyshev
@@ -31,7 +31,7 @@ must run again (0 / 1); for ``waves_rows``: ``B_ZERO`` the zeros that chain
 (not fog), ``B_SAFE_MARK`` / ``B_MINE_MARK`` a wave's deductions,
 ``B_NEW`` the cells opened last.
 
-``waves_rows`` is ``difficulty.waves`` on the same rows (issue 17's
+``waves_rows`` is ``difficulty.waves`` on the same rows (the difficulty figures
 ``solve_rounds`` and ``subset_steps``): each wave reads every constraint as
 it was at the wave's start, which on rows is one pass over the board.
 """

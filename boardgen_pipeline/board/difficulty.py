@@ -1,4 +1,4 @@
-"""Per-board difficulty figures next to the inferability guarantee (issue 17;
+"""Per-board difficulty figures next to the inferability guarantee (see
 SPEC 2.3 for R0 / R∞ and the ``single_subset`` rules; seed 001 F1 for the
 fog meta-knowledge and "changing the rule set is a design revision").
 
@@ -12,7 +12,7 @@ the generator: they are read off the final board, and the frozen
   computes them (openings = 8-connected regions of zero cells; 3BV = openings
   + safe cells not next to a zero). Fog is ignored here: the figures describe
   the layout, and the standard definition keeps them comparable with other
-  generators (docs/decisions.md, issue 17).
+  generators (docs/decisions.md).
 - ``solve_rounds`` and ``subset_steps``: the ``single_subset`` closure from R0
   run in *waves*, the way a careful player works: one wave applies the single
   rule to every visible constraint at once; only when it finds nothing does a
@@ -56,7 +56,7 @@ from boardgen_pipeline.board.solver import spawn_square
 # Enumeration nodes allowed per board for the exact solver. A component
 # needing more is left undecided (no deduction from it), so the answer can
 # only err towards "not solvable"; on the shipped tables it is never reached
-# (docs/performance.md, issue 17).
+# (docs/performance.md).
 NODE_BUDGET = 2_000_000
 
 
@@ -628,7 +628,7 @@ def figures_state(mines, fog, spawn, W, H, nb, nbn, widen, budget, out, num, rev
     nc = W * H
     safe, has_fog = r0_state(mines, fog, spawn, nb, nbn, num, rev, known)
     out[0], out[1] = bbbv_openings(mines, num, nb, nbn)
-    # the waves on bit rows when the board fits them (issue 16): the same
+    # the waves on bit rows when the board fits them (faster): the same
     # waves, counts and fixed point as the cell version
     if load_rows(bits, rev, known, mines, fog, has_fog, W, H):
         out[2], out[3] = waves_rows(bits, has_fog, H)

@@ -1,5 +1,5 @@
 """Seed 001's fog step on bit rows (SPEC 5; seed 001 "变异布置与雾形边界",
-rules 3-4, EC2; issue 16: a fog row costs at most 2x a fog-free row).
+rules 3-4, EC2; the goal: a fog row costs at most 2x a fog-free row).
 
 The same regions, drawn from the same stream with the same draws, as
 ``kernels.place_fog`` and its readable reference ``fog.place_fog``: where

@@ -146,7 +146,7 @@ class _Plan(NamedTuple):
 
 
 def _plan(row: BoardGenRow, spawn_side: int) -> _Plan:
-    """The snapshot, or ValueError for a row no kernel can run (issue 15:
+    """The snapshot, or ValueError for a row no kernel can run (it is
     refused before any kernel is called, whatever the caller validated)."""
     W, H = row.board_width, row.board_height
     kernels.check_board(W, H, spawn_side, None, row.max_gen_attempts)
@@ -256,7 +256,7 @@ def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: dict
 
 def board_figures(board: Board) -> dict:
     """The figures read off a final board, besides the generator's own: its
-    difficulty (issue 17) and what a perfect player risks on it (issue 30);
+    difficulty and what a perfect player risks on it;
     diagnostics, never a pass criterion."""
     mines, fog = player.board_rows(board)
     return player.board_figures_batch(board.width, board.height, board.spawn_side, mines, fog, [1])[0]

@@ -1,6 +1,6 @@
 """What the compiled generator kernels take and give, by name, and the
-checks that refuse arrays that do not fit (issue 15: no input may make a
-kernel write out of bounds; issue 29: arguments by name).
+checks that refuse arrays that do not fit (no input may make a
+kernel write out of bounds; arguments by name, so none is swapped).
 
 A kernel that reads the workspace takes it as named tuples and reads every
 array by its field name (``s.mines``, ``g.nb``): ``Grid`` (the board size's
@@ -154,7 +154,7 @@ LOG_SIZE = 9
 @njit(cache=True, error_model="numpy")
 def check_arrays(g, s):
     """Refuse a workspace whose tables or scratch do not fit its board
-    (issue 15: no input may make a kernel write out of bounds)."""
+    (no input may make a kernel write out of bounds)."""
     W = g.width
     H = g.height
     NC = W * H
@@ -212,7 +212,7 @@ def check_board_arrays(g, plan, s, f):
 
 @njit(cache=True, error_model="numpy")
 def check_sizes(g, plan, s, f, attempts):
-    """Refuse a call whose arguments do not fit its arrays (issue 15: no
+    """Refuse a call whose arguments do not fit its arrays (no
     input may make a kernel write out of bounds)."""
     check_board_arrays(g, plan, s, f)
     if (plan.budget < 1 or plan.budget > attempts.state.shape[0] or plan.budget > attempts.log.shape[0]
@@ -226,7 +226,7 @@ MAX_SIDE = 1024  # widest board the workspace accepts (a 128x128 benchmark board
 def check_board(width: int, height: int, spawn_side: int, mines: int | None = None, budget: int | None = None) -> None:
     """ValueError unless the kernels can run this board: the spawn square
     fits, the mines fit the candidate cells, the budget is at least one
-    attempt (issue 15: refused before any kernel is called)."""
+    attempt (refused before any kernel is called)."""
     for name, v in (("width", width), ("height", height), ("spawn side", spawn_side)):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
             raise ValueError(f"board {name} must be an integer, got {v!r}")

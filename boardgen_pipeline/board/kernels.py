@@ -1,4 +1,4 @@
-"""The compiled twin of the generator's hot loop (issue 2 "the solver is the
+"""The compiled twin of the generator's hot loop ("the solver is the
 hot loop"; SPEC 2.2-2.5), one module per stage; this module gives their
 public names in one place.
 
@@ -13,7 +13,7 @@ random boards and on the golden vectors:
 - ``kernel_args``: the named tuples the kernels take (``Grid``, ``Scratch``,
   ``FogScratch``, ``Plan``, ``FogRule``, ``Attempts``), a board's summary
   record (``SUMMARY``, fields by name), the attempt log's columns, and the
-  checks that refuse arrays that do not fit (issue 15);
+  checks that refuse arrays that do not fit (so no input writes out of bounds);
 - ``place_numbers``: place-then-shave and the numbers;
 - ``flood``: R0 and the unreachable count;
 - ``closure_cells``: the closure dispatch (``closure``: bit rows of

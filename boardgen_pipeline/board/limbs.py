@@ -1,5 +1,5 @@
 """Exact non-negative integers of a fixed width for the compiled kernels
-(issue 30: the perfect player's mine probabilities must never mistake a
+(the perfect player's mine probabilities must never mistake a
 near-tie for a tie; numba has no big integers).
 
 A number is a row of ``L`` limbs of 32 bits, least significant first, each

@@ -7,7 +7,7 @@ The layout may be given as text (rows by line or ``/``-joined) or as a
 mapping from cells to mines in any order: the result depends only on the set
 of mines (and fog cells), never on how they were listed.
 
-Only layouts that can be boards are measured (issue 15): a rectangle of
+Only layouts that can be boards are measured: a rectangle of
 known characters (``geometry.parse_layout``), the spawn square on the board
 and free of mines (seed 000 "出生区安全"), at least one safe cell. Anything
 else is a :class:`~boardgen_pipeline.board.geometry.LayoutError` naming what
@@ -156,7 +156,7 @@ def measure_layout(text: str, *, rules: str = "single_subset", spawn_side: int =
 
 
 def probability_grid(text: str, *, rules: str = "single_subset", spawn_side: int = 3) -> dict:
-    """The exact mine probabilities at the position after R∞ (issue 30,
+    """The exact mine probabilities at the position after R∞ (for
     ``boardgen measure --probabilities``): what a player sees there - the
     opened cells' numbers, the mines the solver proved, the fog, the board's
     mine count - through ``probability.probabilities``. ``probabilities``

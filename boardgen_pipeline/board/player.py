@@ -271,7 +271,7 @@ def _figures_play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L
 
 def _check_batch(width: int, height: int, spawn_side: int, mines: np.ndarray, fog: np.ndarray, spawn: np.ndarray,
                  budget: int) -> None:
-    """ValueError unless the kernel can play these boards (issue 15: refused
+    """ValueError unless the kernel can play these boards (refused
     before any kernel runs): the size fits, cells are 0/1, fog is safe, the
     spawn square holds no mine (R0 would open one)."""
     check_board(width, height, spawn_side)
@@ -406,7 +406,7 @@ def position_at_guess(board, guess: int = 0, budget: int = NODE_BUDGET) -> Posit
                     int(mines[0].sum()))
 
 
-# --- the player's figures in the board's metrics record (issue 30 "Per board, in board_metrics") ------
+# --- the player's figures in the board's metrics record (per board, in board_metrics) ------
 
 METRICS = ("forced_guesses", "survival", "won", "first_guess_p_safe", "open_share_at_first_guess", "guess_cells",
            "guess_p_safe", "fairness_too_big")

@@ -1,4 +1,4 @@
-"""Exact mine probabilities of a position (issue 30; seed 000 "可推理率承诺":
+"""Exact mine probabilities of a position (seed 000 "可推理率承诺":
 a player "loses only to a gamble they chose, never to a board with large
 unsolvable areas"; SPEC 2.3 for the knowledge a player has, SPEC 5 / seed
 001 F1 for fog).

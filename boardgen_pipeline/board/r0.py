@@ -14,8 +14,8 @@ in Python it cost more than generating the boards.
 by ``/``) without a per-cell loop.
 
 Every array handed to the kernel is checked here first (ValueError), so no
-input makes it index out of bounds (issue 15; the kernels are fuzzed under
-``NUMBA_BOUNDSCHECK``). The kernel takes its arrays by name (issue 29):
+input makes it index out of bounds (the kernels are fuzzed under
+``NUMBA_BOUNDSCHECK``). The kernel takes its arrays by name:
 the boards as :class:`Layouts`, the board size's tables as :class:`Cells`,
 so that a board's fog cannot be read as its mines nor the spawn square as
 the neighbour counts.

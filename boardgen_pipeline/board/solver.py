@@ -34,7 +34,7 @@ RULE_SETS = ("single_subset", "single")
 
 
 # The version of what a board's metrics record holds; part of every batch fingerprint, so a
-# warehouse made before a change regenerates its rows. 2: the perfect player's figures (issue 30).
+# warehouse made before a change regenerates its rows. 2: the perfect player's figures.
 METRIC_VERSION = 2
 
 

@@ -1,6 +1,6 @@
 """The arrays the compiled kernels read and write, for one board size and
-spawn side (issue 15: sized so that no input makes a kernel write out of
-bounds; issue 29 "held by luck": handed to the kernels by name).
+spawn side (sized so that no input makes a kernel write out of
+bounds; handed to the kernels by name, so none is swapped).
 
 A :class:`Workspace` builds the kernels' named tuples once -
 ``kernels.Grid`` (the geometry tables), ``kernels.Scratch`` (the board an

@@ -30,7 +30,7 @@ The rules, by check group (as ``outcomes.board_issues`` groups them):
 R0 is the caller's, recomputed from the boards (``board.r0``), never the
 placement's own.
 
-The compiled pass takes its arrays by name (issue 29): the boards as
+The compiled pass takes its arrays by name: the boards as
 :class:`Boards`, the overlays' columns as :class:`OverlayColumns`, the
 scratch as :class:`CheckScratch`; a board's fog read as its R0, or one
 overlay column read as another, would flag other boards without an error.

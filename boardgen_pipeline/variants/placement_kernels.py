@@ -30,7 +30,7 @@ The target of a candidate count is read from a table computed in exact
 Python integers (``percent_of_cells`` is a Fraction whose numerator times the
 cell count need not fit 64 bits).
 
-The kernel takes its arrays by name (issue 29): the boards as
+The kernel takes its arrays by name: the boards as
 :class:`Candidates`, the row's rule as :class:`PackRule`, its outputs as
 :class:`PlacementOut` and its scratch as :class:`PlacementScratch`, so that
 no two arrays of one kind stand side by side where one could take the
