@@ -281,11 +281,21 @@ def overlay_figures(batch: SeedBatch, overlays: overlay_batch.OverlayBatch, fing
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel a row's chain runs:
     the generator's and the overlays'. A worker calls it before its first
-    row; a first run compiles once, before the workers start."""
+    row; a first run compiles once, before the workers start. Processes
+    that start together on a cold cache (the nightly's lanes) compile one at
+    a time: the first compiles, the others wait and then load what it
+    wrote, rather than each compiling every kernel at once (twice the CPU,
+    and no sooner done)."""
+    import contextlib
+
+    from boardgen_pipeline import files, paths
     from boardgen_pipeline.board.generator import warm_up as generator_kernels
 
-    generator_kernels()
-    overlay_batch.warm_up()
+    cache = paths.kernel_cache_dir()
+    cold = not any(cache.rglob("*.nbi"))
+    with files.lock(cache / ".compiling.lock") if cold else contextlib.nullcontext():
+        generator_kernels()
+        overlay_batch.warm_up()
 
 
 def publish_result(root, result: RowResult) -> RowResult:
