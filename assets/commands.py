@@ -6,6 +6,8 @@ Dagster and an installation without the ``pipeline`` extra says what to
 install.
 """
 
+import dagster  # noqa: F401 - the pipeline extra: loading these commands without it is what `boardgen` reports
+
 
 def nightly(args) -> int:
     from . import nightly as night

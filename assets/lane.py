@@ -22,6 +22,14 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}  # the e
 
 
 def main() -> int:
+    # The answers go on a copy of the pipe that only this process holds (``os.dup`` makes it
+    # non-inheritable), and standard output becomes standard error: a run's compute-log capture starts
+    # `tail` processes that echo to standard output, which would otherwise hold the nightly's pipe open
+    # after this process is killed (the nightly then never learns the lane died) and mix their lines
+    # with the answers.
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     import dagster as dg
 
     from boardgen_dagster import definitions
@@ -41,7 +49,7 @@ def main() -> int:
             # the result holds the run's events: dropped at once, so the lane's memory stays flat
             result = dg.execute_job(job, instance, run_config=config, tags={**order["tags"], **night.here()})
             print(json.dumps({"run_id": result.run_id, "success": result.success,
-                              "key": order["tags"].get(night.KEY_TAG)}), flush=True)
+                              "key": order["tags"].get(night.KEY_TAG)}), file=answers, flush=True)
     finally:
         if instance is not None:
             instance.dispose()
@@ -50,7 +58,6 @@ def main() -> int:
 
 if __name__ == "__main__":
     code = main()
-    sys.stdout.flush()
     sys.stderr.flush()
     # the instance is disposed and every answer written: the interpreter's teardown of Dagster's and
     # numba's modules (about a second the nightly waits for) has nothing left to save

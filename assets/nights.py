@@ -19,6 +19,7 @@ from boardgen_pipeline.steps import night, pinned_tables, runs, summary
 from .names import PARTITIONS, STAGE_JOBS, range_tags
 from .resources import run_config
 
+FOLLOW_GRACE_SECONDS = 120  # the follow-up sensors turn every 5 s; a night left longer than this is not followed
 UNFINISHED = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
               dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
 
@@ -112,6 +113,17 @@ def in_flight(instance) -> list[str]:
         started = (record.start_time or record.create_timestamp.timestamp())
         if night.executor_alive(run.tags, started) and run.tags.get(night.NIGHT_TAG) not in found:
             found.append(run.tags.get(night.NIGHT_TAG))
+    # between a run's end and the sensor's request for what follows it (seconds), a night the daemon
+    # follows has no unfinished run; it is in flight until its retention has run
+    import datetime as dt
+
+    recent = instance.get_run_records(dg.RunsFilter(
+        tags={night.FOLLOW_TAG: night.DAEMON},
+        updated_after=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=FOLLOW_GRACE_SECONDS)))
+    for record in recent:
+        night_id = record.dagster_run.tags.get(night.NIGHT_TAG)
+        if night_id and night_id not in found and not night.over(seen(instance, night_id)):
+            found.append(night_id)
     return found
 
 

@@ -762,7 +762,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--shave", type=int, default=1, help="shave_ring_radius, 0..2 (default: 1)")
     b.add_argument("--figures", action="store_true",
                    help="also time the calibration's whole entry point (difficulty figures and the perfect player) "
-                        "on the same boards, reported beside the attempt loop (figures_seconds, figures_boards_per_s)")
+                        "on the same boards, reported beside the attempt loop (figures_seconds, figures_boards_per_s); "
+                        "default: off")
     b.set_defaults(func=cmd_bench)
 
     ni = sub.add_parser("nightly", help="the nightly calibration through Dagster into the warehouse (what make run runs)")
