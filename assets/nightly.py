@@ -129,6 +129,7 @@ def _night(console, found, catalog, invalid, lanes, wall0: float) -> int:
             console.print(f"[red]table validation failed[/] (run {run_id[:8]}); nothing was generated or written")
             return Exit.INPUT
         table = catalog.board_gen
+        nights.fail_dead_here(instance)
         lanes.on_lost = lambda lane: nights.fail_runs_of(instance, lane.pid, "the boardgen nightly that started it")
         nights.register(instance, table)
         first, config = nights.start(found, night_id, night.NIGHTLY, night.PROCESS)

@@ -127,6 +127,25 @@ def in_flight(instance) -> list[str]:
     return found
 
 
+def fail_dead_here(instance) -> int:
+    """Mark failed the unfinished runs of a night executed by a process of
+    this host that is gone (a ``boardgen nightly`` killed with its lanes):
+    their executor is certainly dead (``night.executor_alive``); runs of
+    other hosts or launched by the daemon are left to run monitoring."""
+    failed = 0
+    host = night.here()[night.HOST_TAG]
+    for record in instance.get_run_records(dg.RunsFilter(tags={night.HOST_TAG: host},
+                                                         statuses=[dg.DagsterRunStatus.STARTING,
+                                                                   dg.DagsterRunStatus.STARTED])):
+        run = record.dagster_run
+        started = record.start_time or record.create_timestamp.timestamp()
+        if not night.executor_alive(run.tags, started):
+            instance.report_run_failed(run, message=f"its process (pid {run.tags.get(night.PID_TAG)}) on this host "
+                                                    "is gone; marked failed by the next boardgen nightly")
+            failed += 1
+    return failed
+
+
 def fail_runs_of(instance, pid: int, who: str) -> set[str]:
     """A lane process of this host died: mark failed the runs it was executing
     (STARTING or STARTED with its pid and host; the caller holds its handle,
