@@ -95,3 +95,26 @@ def test_a_lane_that_dies_fails_only_its_own_runs_and_the_night_still_ends(tmp_p
         others = [r.dagster_run for r in records if r.dagster_run.run_id != run.run_id]
         assert all(r.is_success for r in others), [(r.tags.get(night.KEY_TAG), r.status) for r in others]
         assert {r.tags[night.STAGE_TAG] for r in others} >= {night.TABLE, night.RETENTION}
+
+
+def test_a_killed_nightlys_runs_on_this_host_are_failed_by_the_next_and_no_other():
+    """A run executed here by a process that is gone is failed; a run of
+    another host, or one executed by a live process here, is left alone."""
+    from boardgen_dagster import nights
+
+    dead = psutil.Popen(["true"])
+    dead.wait()
+    here = night.here()[night.HOST_TAG]
+    with dg.instance_for_test() as instance:
+        def started(host, pid):
+            run = instance.create_run_for_job(dg.GraphDefinition("g").to_job(),
+                                              tags={night.HOST_TAG: host, night.PID_TAG: str(pid)})
+            instance.handle_run_event(run.run_id, dg.DagsterEvent(
+                dg.DagsterEventType.RUN_START.value, job_name=run.job_name))
+            return run.run_id
+
+        gone, elsewhere, alive = started(here, dead.pid), started("another-host", dead.pid), started(here, os.getpid())
+        assert nights.fail_dead_here(instance) == 1
+        status = {r: instance.get_run_by_id(r).status for r in (gone, elsewhere, alive)}
+        assert status == {gone: dg.DagsterRunStatus.FAILURE, elsewhere: dg.DagsterRunStatus.STARTED,
+                          alive: dg.DagsterRunStatus.STARTED}
