@@ -27,10 +27,9 @@ class Violation:
     severity: str = "fatal"  # "fatal" or "warning" (assertion E)
 
     def __str__(self) -> str:
-        return (
-            f"{self.file}: row {self.row}: field {self.field} = {self.value!r}: "
-            f"[{self.rule}] {self.message}"
-        )
+        # TOML has no null: None means the field has no value to show (missing, or unreadable file)
+        value = "" if self.value is None else f" = {self.value!r}"
+        return f"{self.file}: row {self.row}: field {self.field}{value}: [{self.rule}] {self.message}"
 
     def as_dict(self) -> dict:
         return {

@@ -44,8 +44,9 @@ def test_an_unknown_field_is_named_with_its_value_and_a_reserved_name_is_no_fiel
     path = write_table(tmp_path / "board_gen.toml", [{**BASE_ROW, "mine_denisty": 0.2, "reserved": 1,
                                                       "boss_hp": 3}])
     assert refused(path) == [
-        ("(1,0)", "mine_denisty", 0.2, "unknown_field", "unknown field (typo?); reserved prefixes are elite_ and boss_"),
-        ("(1,0)", "reserved", 1, "unknown_field", "unknown field (typo?); reserved prefixes are elite_ and boss_"),
+        ("(1,0)", "mine_denisty", 0.2, "unknown_field",
+         "unknown field (did you mean mine_density?); reserved prefixes are elite_ and boss_"),
+        ("(1,0)", "reserved", 1, "unknown_field", "unknown field (a typo?); reserved prefixes are elite_ and boss_"),
     ]
 
 

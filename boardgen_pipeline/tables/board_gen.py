@@ -17,6 +17,7 @@ level 256 depths, so a deeper row would calibrate on another row's boards
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -265,8 +266,10 @@ def _row(path: str, raw: dict, header: Header, violations: list[Violation], inde
     reserved = {k: v for k, v in raw.items() if k.startswith(RESERVED_PREFIXES)}
     plain = {k: v for k, v in raw.items() if k not in reserved}
     for name in sorted(set(plain) - known):
+        near = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f"did you mean {near[0]}?" if near else "a typo?"
         violations.append(Violation(path, label, name, plain[name], "unknown_field",
-                                    "unknown field (typo?); reserved prefixes are elite_ and boss_"))
+                                    f"unknown field ({hint}); reserved prefixes are elite_ and boss_"))
         del plain[name]
     try:
         row = BoardGenRow(**plain, reserved=reserved)
@@ -347,7 +350,8 @@ def load_board_gen(path: Path | str) -> BoardGenTable:
     data = load_toml(path)
     violations: list[Violation] = []
     for name in sorted(set(data) - {"header", "rows"}):
-        violations.append(Violation(path, "-", name, None, "unknown_field", "top level holds [header] and [[rows]] only"))
+        violations.append(Violation(path, "-", name, data[name], "unknown_field",
+                                    "top level holds [header] and [[rows]] only"))
     raw_header = data.get("header", {})
     bad_header = table_violation(path, "header", "header", raw_header, "header")
     if bad_header is not None:
