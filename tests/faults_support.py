@@ -90,3 +90,19 @@ def mines_sum(root: Path) -> int:
         return con.execute("select sum(mines_actual) from boards").fetchone()[0]
     finally:
         con.close()
+
+
+def row_chain_raises(monkeypatch, key: tuple[int, int]):
+    """Plant a fault in one row's chain: ``chain.run_row`` raises for ``key``
+    and runs every other row as before. Returns the real ``run_row``."""
+    from boardgen_pipeline.steps import chain
+
+    real = chain.run_row
+
+    def broken(task):
+        if task.key == key:
+            raise RuntimeError("planted: this row's chain raises")
+        return real(task)
+
+    monkeypatch.setattr(chain, "run_row", broken)
+    return real

@@ -13,6 +13,7 @@ import dagster as dg
 
 from boardgen_pipeline.steps import chain
 
+from .faults_support import row_chain_raises
 from .test_pipeline_support import boards_partitions, copy_fixture, defs_for, run_rows, run_validate, step_failures
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,14 +26,7 @@ def status(instance) -> dict:
 
 
 def test_a_row_that_raises_fails_the_run_and_reads_as_failed_beside_the_others(tmp_path, monkeypatch):
-    real = chain.run_row
-
-    def broken(task):
-        if task.key == (1, 1):
-            raise RuntimeError("planted: this row's chain raises")
-        return real(task)
-
-    monkeypatch.setattr(chain, "run_row", broken)
+    real = row_chain_raises(monkeypatch, (1, 1))
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     defs = defs_for(tables, root)
     with dg.instance_for_test() as instance:

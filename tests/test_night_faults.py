@@ -16,9 +16,10 @@ import pytest
 
 from boardgen_dagster.names import PREPARE_JOB, ROWS_JOB, TABLE_JOB, range_tags
 from boardgen_pipeline.exits import Exit
-from boardgen_pipeline.steps import chain, night
+from boardgen_pipeline.steps import night
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW, DID_NOT_FINISH
 
+from .faults_support import row_chain_raises
 from .nightly_support import TIMEOUT, nightly
 from .test_pipeline_support import checks_of, copy_fixture, defs_for, execute, meta
 
@@ -39,14 +40,7 @@ def test_a_row_run_that_fails_mid_night_gets_the_nights_checks_which_name_the_ro
     with dg.instance_for_test() as instance:
         rows, table = _night(defs, instance, "night-1")
         assert rows.success and checks_of(table)[CHECK_EVERY_ROW].passed
-        real = chain.run_row
-
-        def broken(task):
-            if task.key == (1, 1):
-                raise RuntimeError("planted: this row's chain raises")
-            return real(task)
-
-        monkeypatch.setattr(chain, "run_row", broken)
+        row_chain_raises(monkeypatch, (1, 1))
         # the second night: row 1-1's files are still last night's, current for an unchanged table; only the
         # night knows its run did not finish it
         rows, table = _night(defs, instance, "night-2")
