@@ -134,8 +134,10 @@ def fail_dead_here(instance) -> int:
     other hosts or launched by the daemon are left to run monitoring."""
     failed = 0
     host = night.here()[night.HOST_TAG]
+    # NOT_STARTED too: a run created for a lane killed before it began would never start
     for record in instance.get_run_records(dg.RunsFilter(tags={night.HOST_TAG: host},
-                                                         statuses=[dg.DagsterRunStatus.STARTING,
+                                                         statuses=[dg.DagsterRunStatus.NOT_STARTED,
+                                                                   dg.DagsterRunStatus.STARTING,
                                                                    dg.DagsterRunStatus.STARTED])):
         run = record.dagster_run
         started = record.start_time or record.create_timestamp.timestamp()

@@ -100,15 +100,18 @@ def test_a_killed_nightlys_runs_on_this_host_are_failed_by_the_next_and_no_other
     dead.wait()
     here = night.here()[night.HOST_TAG]
     with dg.instance_for_test() as instance:
-        def started(host, pid):
+        def started(host, pid, start=True):
             run = instance.create_run_for_job(dg.GraphDefinition("g").to_job(),
                                               tags={night.HOST_TAG: host, night.PID_TAG: str(pid)})
-            instance.handle_run_event(run.run_id, dg.DagsterEvent(
-                dg.DagsterEventType.RUN_START.value, job_name=run.job_name))
+            if start:
+                instance.handle_run_event(run.run_id, dg.DagsterEvent(
+                    dg.DagsterEventType.RUN_START.value, job_name=run.job_name))
             return run.run_id
 
         gone, elsewhere, alive = started(here, dead.pid), started("another-host", dead.pid), started(here, os.getpid())
-        assert nights.fail_dead_here(instance) == 1
-        status = {r: instance.get_run_by_id(r).status for r in (gone, elsewhere, alive)}
-        assert status == {gone: dg.DagsterRunStatus.FAILURE, elsewhere: dg.DagsterRunStatus.STARTED,
-                          alive: dg.DagsterRunStatus.STARTED}
+        # created for a lane that was killed before the run began: it would read "not started" for ever
+        never = started(here, dead.pid, start=False)
+        assert nights.fail_dead_here(instance) == 2
+        status = {r: instance.get_run_by_id(r).status for r in (gone, never, elsewhere, alive)}
+        assert status == {gone: dg.DagsterRunStatus.FAILURE, never: dg.DagsterRunStatus.FAILURE,
+                          elsewhere: dg.DagsterRunStatus.STARTED, alive: dg.DagsterRunStatus.STARTED}
