@@ -514,7 +514,7 @@ def cmd_diff(args) -> int:
     if args.save:
         with _writable(root):
             print(f"saved: {saved.save(root, result)} (view calibration_diff)", file=sys.stderr)
-    if result.worse or (args.fail_on == "flagged" and result.flagged_rows):
+    if result.worse or (args.fail_on == "flagged" and result.flagged):
         return Exit.CHECK_FAILED
     return Exit.OK
 

@@ -246,7 +246,7 @@ def check_review(values: Mapping[str, object], prog: str) -> list[Violation]:
     """``diff`` and ``watch``'s arguments (module docstring)."""
     import math
 
-    from boardgen_pipeline.review.figures import BY_NAME
+    from boardgen_pipeline.review.figures import KNOWN
     from boardgen_pipeline.review.render import SUFFIXES
 
     c = _Checker(prog, values)
@@ -255,8 +255,8 @@ def check_review(values: Mapping[str, object], prog: str) -> list[Violation]:
     c.int_range("resamples", 99, 99_999, "bootstrap and permutation resamples")
     for item in values.get("margin") or ():
         name, eq, value = str(item).partition("=")
-        if not eq or name.strip() not in BY_NAME:
-            c.bad("--margin", item, f"must be FIGURE=VALUE with FIGURE one of: {', '.join(BY_NAME)}")
+        if not eq or name.strip() not in KNOWN:
+            c.bad("--margin", item, f"must be FIGURE=VALUE with FIGURE one of: {', '.join(KNOWN)}")
             continue
         try:
             number = float(value)

@@ -17,6 +17,10 @@ them and why the statistics are what they are.
 - ``pairing``: the boards of both versions of a row on the same scopes;
 - ``stats``: thin wrappers over scipy and statsmodels;
 - ``paired``: one modified row's figures, compared paired;
+- ``overlay_diff``: a row's overlays of both states on the same boards,
+  compared paired;
+- ``strata_diff``: a changed node-map pool's drawn maps, compared paired by
+  adventure on HEAD's row figures;
 - ``diff``: rows matched, the false discovery rate controlled, changes
   flagged, verdict changes;
 - ``render``, ``svg``: the terminal, markdown, HTML and JSON outputs;

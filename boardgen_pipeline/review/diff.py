@@ -25,6 +25,15 @@ with ``K`` possible looks a figure's p-value is ``K * min_k p_k`` and its
 intervals are at level ``1 - alpha / K`` (``stats.looks_adjusted``); the
 Benjamini-Hochberg control then runs on those p-values
 (docs/review.md "Optional stopping").
+
+**The overlays and the strata** (seed 003, seed 004 "测量对账"): a row whose
+overlay inputs differ (its boards, its variation pools, its Boss flag, the
+resource weights a resource-face type reads) has its overlays of both states
+placed on its boards of the same scopes and compared paired
+(``overlay_diff``); a changed node-map pool has its drawn maps' figures
+compared paired by adventure, on HEAD's row figures (``strata_diff``). Their
+tested figures join the same false discovery control; they never change the
+exit code but through ``--fail-on flagged``.
 """
 
 from __future__ import annotations
@@ -39,10 +48,11 @@ from boardgen_pipeline.board.rng import initial_state
 from boardgen_pipeline.calibration.batch import batch_scopes, evaluate_row
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.review import figures as F
-from boardgen_pipeline.review import pairing, stats
+from boardgen_pipeline.review import overlay_diff, pairing, stats, strata_diff
 from boardgen_pipeline.review.paired import FigureDiff, decided, measure
 from boardgen_pipeline.review.sources import Source, SourceRow
 from boardgen_pipeline.scopes import DEFAULT_SAMPLES, DEPTH_SPACING, sigma
+from boardgen_pipeline.settings import DEFAULT_ADVENTURES
 from boardgen_pipeline.tables.board_gen import DEFAULT_TABLE
 
 ADDED, REMOVED, MODIFIED, IDENTICAL = "added", "removed", "modified", "identical"
@@ -64,6 +74,7 @@ class Settings:
     margins: dict[str, float] = field(default_factory=dict)
     until_decided: bool = False
     resamples: int = stats.RESAMPLES
+    adventures: int = DEFAULT_ADVENTURES  # node-map adventures the strata are drawn on (the pipeline's)
 
 
 @dataclass(frozen=True)
@@ -143,6 +154,8 @@ class CalibrationDiff:
     notes: list[str] = field(default_factory=list)
     looks: int = 1
     margins: dict[str, float] = field(default_factory=dict)
+    overlays: list[overlay_diff.OverlayDiff] = field(default_factory=list)
+    strata: strata_diff.StrataDiff = field(default_factory=strata_diff.StrataDiff)
 
     def of(self, state: str) -> list[RowDiff]:
         return [r for r in self.rows if r.state == state]
@@ -160,10 +173,19 @@ class CalibrationDiff:
     def flagged_rows(self) -> list[RowDiff]:
         return [r for r in self.rows if r.flagged]
 
+    @property
+    def flagged(self) -> bool:
+        """Whether any change is flagged: a row's, an overlay's or a stratum's
+        (``--fail-on flagged``)."""
+        return bool(self.flagged_rows or any(o.flagged for o in self.overlays) or self.strata.flagged)
+
     def counts(self) -> dict:
         out = {state: len(self.of(state)) for state in STATES}
         out.update(flagged_rows=len(self.flagged_rows), flagged_figures=sum(len(r.flagged) for r in self.rows),
-                   verdicts_worse=sum(v.worse for v in self.verdict_changes))
+                   verdicts_worse=sum(v.worse for v in self.verdict_changes), overlay_rows=len(self.overlays),
+                   flagged_overlay_rows=sum(bool(o.flagged) for o in self.overlays),
+                   flagged_overlay_figures=sum(len(o.flagged) for o in self.overlays),
+                   strata_levels=len(self.strata.levels), flagged_strata_figures=len(self.strata.flagged))
         return out
 
     def to_json(self) -> dict:
@@ -172,7 +194,8 @@ class CalibrationDiff:
                 "samples": s.samples, "master_seed": s.master_seed, "alpha": s.alpha, "until_decided": s.until_decided,
                 "looks": self.looks, "resamples": s.resamples, "margins": self.margins, "counts": self.counts(),
                 "verdict_changes": [{"key": f"{v.key[0]}-{v.key[1]}", **v.to_json()} for v in self.verdict_changes],
-                "tables": self.tables, "notes": self.notes, "rows": [r.to_json() for r in self.rows]}
+                "tables": self.tables, "notes": self.notes, "rows": [r.to_json() for r in self.rows],
+                "overlays": [o.to_json() for o in self.overlays], "strata": self.strata.to_json()}
 
 
 # --- margins ----------------------------------------------------------------------------------------------------
@@ -182,11 +205,11 @@ def margins_of(head: Source, asked: dict[str, float]) -> dict[str, float]:
     ``review_margins``, else ``--margin`` (the last named wins). An unknown
     figure in the header is a table violation."""
     header = dict(head.header.review_margins)
-    unknown = sorted(set(header) - set(F.BY_NAME))
+    unknown = sorted(set(header) - set(F.KNOWN))
     if unknown:
         where = str(head.table.path) if head.table is not None else DEFAULT_TABLE
         raise TableError([Violation(where, "header", f"review_margins.{name}", header[name], "unknown_figure",
-                                    f"no such figure; figures: {', '.join(F.BY_NAME)}") for name in unknown])
+                                    f"no such figure; figures: {', '.join(F.KNOWN)}") for name in unknown])
     return {**F.DEFAULT_MARGINS, **header, **asked}
 
 
@@ -231,9 +254,11 @@ def _seed(key: tuple[int, int], look: int, master_seed: int) -> int:
 
 
 def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Settings, margins: dict,
-                 looks: int, store: pairing.StoredBoards) -> RowDiff:
+                 looks: int, store: pairing.StoredBoards, keep: dict | None = None) -> RowDiff:
     """One modified row: both versions on the same scopes, every figure
-    compared, extended while undecided under ``until_decided``."""
+    compared, extended while undecided under ``until_decided``. ``keep``:
+    receives ``{key: (base records, head records)}`` of the calibration batch
+    (the overlays are placed on these very boards)."""
     out = RowDiff(key, MODIFIED, changes=changed_fields(base, head, key))
     old, new = base.rows[key], head.rows[key]
     n, seed = settings.samples, settings.master_seed
@@ -249,6 +274,8 @@ def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Set
         out.notes.append(f"not compared: {exc}")
         return out
     out.base_verdicts, out.head_verdicts = verdicts(old, bb.records), verdicts(new, hb.records)
+    if keep is not None:
+        keep[key] = (list(bb.records), list(hb.records))
     fog = bool(old.row.fog_region_count or new.row.fog_region_count)
     level = 1 - settings.alpha / looks
     history: dict[str, list[float]] = {}
@@ -341,15 +368,18 @@ def compare(base: Source, head: Source, settings: Settings, root: Path | None = 
     margins = margins_of(head, settings.margins)
     looks = planned_looks(settings.samples, settings.until_decided)
     store = store or pairing.StoredBoards(root)
+    store.made.clear()  # boards generated for an earlier diff (the watch's last save) are not this one's to keep
     memo = {} if memo is None else memo
     rows = []
+    kept: dict = {}
     for key in sorted(set(base.rows) | set(head.rows)):
         state = state_of(base, head, key)
         if state in (MODIFIED, ADDED):
             versions = (key, state, base.rows[key].fingerprint if state == MODIFIED else None,
                         head.rows[key].fingerprint, tuple(sorted(margins.items())))
             if versions not in memo:
-                memo[versions] = (modified_row(base, head, key, settings, margins, looks, store) if state == MODIFIED
+                memo[versions] = (modified_row(base, head, key, settings, margins, looks, store, kept)
+                                  if state == MODIFIED
                                   else added_row(head, key, settings, store))
                 if on_row is not None:
                     on_row(memo[versions])
@@ -361,6 +391,17 @@ def compare(base: Source, head: Source, settings: Settings, root: Path | None = 
         rows.append(row)
     out = CalibrationDiff(base, head, settings, rows, table_changes(base, head), list(base.notes + head.notes), looks,
                           margins)
+    s = settings
+    if base.catalog is not None and head.catalog is not None:
+        compared = {r.key: r.state for r in rows if r.state in (MODIFIED, IDENTICAL)}
+        out.overlays, notes = overlay_diff.compare(base, head, compared, s.samples, s.master_seed, margins, s.alpha,
+                                                   s.resamples, store, kept)
+        out.notes += notes
+        out.strata = strata_diff.compare(base, head, s.samples, s.master_seed, s.adventures, margins, s.alpha,
+                                         s.resamples, store)
+    elif any(c is not None and (c.variation is not None or c.pools) for c in (base.catalog, head.catalog)):
+        out.notes.append("overlays and strata not compared: the warehouse keeps neither the variation table nor the "
+                         "node-map pools its calibration was made with")
     flag(out)
     if code_differs:
         out.notes.append("the code differs between BASE and HEAD: this diff compares the two tables under the code "
@@ -369,9 +410,12 @@ def compare(base: Source, head: Source, settings: Settings, root: Path | None = 
 
 
 def flag(diff: CalibrationDiff) -> None:
-    """Benjamini-Hochberg over every tested figure of every modified row, then
-    the flags: q <= alpha and the estimate beyond the margin."""
+    """Benjamini-Hochberg over every tested figure of every modified row, every
+    compared row's overlays and every changed pool's drawn maps, then the
+    flags: q <= alpha and the estimate beyond the margin."""
     tested = [f for r in diff.of(MODIFIED) for f in r.figures.values() if f.p is not None]
+    tested += [f for o in diff.overlays for f in o.figures.values() if f.p is not None]
+    tested += [f for lv in diff.strata.levels for f in lv.figures.values() if f.p is not None]
     for f, q in zip(tested, stats.benjamini_hochberg([f.p for f in tested], diff.settings.alpha)):
         f.q = q
         f.flagged = q <= diff.settings.alpha and f.size > f.margin

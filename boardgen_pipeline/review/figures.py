@@ -20,6 +20,11 @@ about. A change is flagged only when it is significant and its estimate
 exceeds the margin (``diff``); the table header's ``review_margins`` or
 ``boardgen diff --margin FIGURE=VALUE`` set others. Percentiles are
 numpy's linear interpolation, as in report C (``batch.percentiles``).
+
+The overlays' figures (``OVERLAY_FIGURES``, SPEC 3) and the strata's
+(``STRATA_FIGURES``, SPEC 4) are defined here beside them, so that one
+registry (``KNOWN``) names every figure a margin can be set for; their
+columns are made by ``overlay_diff`` and ``strata_diff``.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class Figure:
     q: int | None = None  # the percentile, for PERCENTILE figures
     fog_only: bool = False  # only on rows where either version has fog
     analysed_only: bool = False  # the perfect player's figures: boards it could analyse in both versions
+    categories: tuple[str, ...] = ()  # CATEGORIES figures: the names of the column's codes 0, 1, ...
 
 
 FIGURES: tuple[Figure, ...] = (
@@ -77,10 +83,49 @@ FIGURES: tuple[Figure, ...] = (
     Figure("delta_budget_fog_p90", PERCENTILE, "delta_budget_fog", 2.0, "p90 fog digging cost", q=90, fog_only=True),
     Figure("fog_burden_ratio_p50", PERCENTILE, "fog_burden_ratio", 0.02, "p50 fog burden ratio", q=50,
            fog_only=True),
-    Figure("exits", CATEGORIES, "exit", 0.05, "exit categories (largest move of one category's share)"),
+    Figure("exits", CATEGORIES, "exit", 0.05, "exit categories (largest move of one category's share)",
+           categories=EXITS),
 )
 BY_NAME = {f.name: f for f in FIGURES}
-DEFAULT_MARGINS = {f.name: f.margin for f in FIGURES}
+
+# The overlays of a row's boards (SPEC 3 "Overlay output per board"; ``review.overlay_diff``), one value a
+# board, compared on the same boards: the cells and packs placed, a shortfall, the whole-board variant, any
+# rule of the overlay checks broken, the type drawn (its categories are the types of both versions, set per
+# row), and the survival weight the board's resource draw keeps after its resource-face skew.
+OVERLAY_FIGURES: tuple[Figure, ...] = (
+    Figure("overlay_cells_mean", MEAN, "overlay_cells", 1.0, "mean variant cells a board"),
+    Figure("overlay_packs_mean", MEAN, "overlay_packs", 0.5, "mean variant packs a board"),
+    Figure("overlay_shortfall_share", BINARY, "overlay_shortfall", 0.05,
+           "share of boards whose packs fell short of the target"),
+    Figure("overlay_whole_board_share", BINARY, "overlay_whole_board", 0.05,
+           "share of boards with a whole-board (global) variant"),
+    Figure("overlay_rule_broken_share", BINARY, "overlay_rule_broken", 0.0,
+           "share of boards breaking a rule of the overlay checks"),
+    Figure("overlay_survival_weight_mean", MEAN, "overlay_survival_weight", 1.0,
+           "mean survival weight of the resource draw after the skew (of 77)"),
+    Figure("overlay_types", CATEGORIES, "overlay_type", 0.05,
+           "variant type drawn (largest move of one type's share)"),
+)
+
+# The stratified figures (SPEC 4 "Stratified measurement"; ``review.strata_diff``): a drawn map's figure is
+# the mean of its board nodes' row figures (``steps.stratify.FIGURES``), compared adventure by adventure.
+STRATA_FIGURES: tuple[Figure, ...] = (
+    Figure("strata_p10", MEAN, "p10", 0.01, "p10 inferability over a drawn map's board nodes"),
+    Figure("strata_p50", MEAN, "p50", 0.01, "p50 inferability over a drawn map's board nodes"),
+    Figure("strata_p90", MEAN, "p90", 0.01, "p90 inferability over a drawn map's board nodes"),
+    Figure("strata_retry_rate", MEAN, "retry_rate", 0.05, "retry rate over a drawn map's board nodes"),
+    Figure("strata_mean_attempts", MEAN, "mean_attempts", 0.5, "mean attempts over a drawn map's board nodes"),
+    Figure("strata_bbbv_p50", MEAN, "bbbv_p50", 2.0, "p50 3BV over a drawn map's board nodes"),
+    Figure("strata_bbbv_per_safe_p50", MEAN, "bbbv_per_safe_p50", 0.02,
+           "p50 3BV per safe cell over a drawn map's board nodes"),
+    Figure("strata_subset_steps_p50", MEAN, "subset_steps_p50", 1.0,
+           "p50 subset steps over a drawn map's board nodes"),
+    Figure("strata_solvable_full_logic_share", MEAN, "solvable_full_logic_share", 0.05,
+           "share solvable by full logic over a drawn map's board nodes"),
+)
+# Every figure a margin can be set for (the header's ``review_margins``, ``--margin``).
+KNOWN = {f.name: f for f in (*FIGURES, *OVERLAY_FIGURES, *STRATA_FIGURES)}
+DEFAULT_MARGINS = {name: f.margin for name, f in KNOWN.items()}
 
 
 def applies(figure: Figure, fog: bool) -> bool:
@@ -137,5 +182,10 @@ def value(figure: Figure, column: np.ndarray) -> float:
 
 def exit_shares(column: np.ndarray) -> dict[str, float]:
     """Each exit's share of the boards."""
+    return shares(column, EXITS)
+
+
+def shares(column: np.ndarray, names: tuple[str, ...]) -> dict[str, float]:
+    """Each category's share of the boards (``column``: codes into ``names``)."""
     n = max(1, len(column))
-    return {name: float(np.sum(column == i)) / n for i, name in enumerate(EXITS)}
+    return {name: float(np.sum(column == i)) / n for i, name in enumerate(names)}

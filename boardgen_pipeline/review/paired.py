@@ -9,7 +9,9 @@ binary figures' McNemar mid-p and discordant boards, the means' Wilcoxon
 signed-rank p, the percentiles' sign-flip p, the exits' Stuart-Maxwell p,
 and every figure's paired bootstrap interval, all from ``stats``. A figure
 whose column no board moved differs by 0 in every resample: it gets
-``[0, 0]`` and p = 1 without resampling.
+``[0, 0]`` and p = 1 without resampling. The overlays and the strata are
+measured by the same function on their own figures (a pair is then a
+board's two overlays, or an adventure's two maps).
 """
 
 from __future__ import annotations
@@ -66,18 +68,25 @@ class FigureDiff:
 
 
 def measure(base_cols: dict, head_cols: dict, fog: bool, margins: dict[str, float], level: float, seed: int,
-            resamples: int) -> dict[str, FigureDiff]:
-    """Every figure that applies, compared paired on the boards' columns."""
-    analysed = ~(np.isnan(base_cols["won"]) | np.isnan(head_cols["won"]))
-    everyone = np.ones(len(analysed), dtype=bool)
+            resamples: int, figures: tuple[F.Figure, ...] = F.FIGURES) -> dict[str, FigureDiff]:
+    """Every figure of ``figures`` that applies, compared paired on the
+    columns (one value a pair: a board, or an adventure for the strata)."""
+    n = len(next(iter(base_cols.values()))) if base_cols else 0
+    everyone = np.ones(n, dtype=bool)
+    wanted = [f for f in figures if F.applies(f, fog)]
+    # the perfect player's figures: the boards it could analyse in both versions
+    analysed = (~(np.isnan(base_cols["won"]) | np.isnan(head_cols["won"])) if any(f.analysed_only for f in wanted)
+                else everyone)
     out: dict[str, FigureDiff] = {}
-    for mask, group in ((everyone, [f for f in F.FIGURES if F.applies(f, fog) and not f.analysed_only]),
-                        (analysed, [f for f in F.FIGURES if F.applies(f, fog) and f.analysed_only])):
+    for mask, group in ((everyone, [f for f in wanted if not f.analysed_only]),
+                        (analysed, [f for f in wanted if f.analysed_only])):
+        if not group:
+            continue
         cols = {f.column for f in group}
         b = {c: base_cols[c][mask] for c in cols}
         h = {c: head_cols[c][mask] for c in cols}
         out.update(_group(group, b, h, margins, level, seed, resamples))
-    return {f.name: out[f.name] for f in F.FIGURES if f.name in out}
+    return {f.name: out[f.name] for f in figures if f.name in out}
 
 
 def _group(group: list[F.Figure], b: dict, h: dict, margins: dict, level: float, seed: int,
@@ -96,10 +105,10 @@ def _group(group: list[F.Figure], b: dict, h: dict, margins: dict, level: float,
         elif f.kind == F.MEAN:
             d.p = stats.wilcoxon_p(base_col, head_col)
         elif f.kind == F.CATEGORIES:
-            d.base, d.head = F.exit_shares(base_col), F.exit_shares(head_col)
+            d.base, d.head = F.shares(base_col, f.categories), F.shares(head_col, f.categories)
             d.delta = {k: d.head[k] - d.base[k] for k in d.base}
             d.ci = None
-            d.p, _ = stats.marginal_homogeneity_p(base_col, head_col, len(F.EXITS))
+            d.p, _ = stats.marginal_homogeneity_p(base_col, head_col, len(f.categories))
         out[f.name] = d
         if f.kind != F.CATEGORIES and n and np.any(base_col != head_col):
             moving.append(f)

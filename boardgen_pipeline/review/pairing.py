@@ -34,11 +34,14 @@ BOARDS = "boards"
 
 
 class StoredBoards:
-    """The warehouse's published boards, read once a row (``root`` None: no warehouse)."""
+    """The warehouse's published boards, read once a row (``root`` None: no
+    warehouse), and the boards generated here, kept by version (the rows, the
+    overlays and the strata of one diff read the same boards; made once)."""
 
     def __init__(self, root: Path | None):
         self.root = Path(root) if root is not None else None
         self._rows: dict[tuple[int, int], list[dict]] = {}
+        self.made: dict[tuple[str, int], dict[int, dict]] = {}  # (row fingerprint, master seed) -> scope -> record
 
     def of(self, key: tuple[int, int]) -> list[dict]:
         if self.root is None:
@@ -77,13 +80,14 @@ def boards(version: SourceRow, header: Header, scopes: range, master_seed: int, 
     """The version's boards on ``scopes``: the stored ones, the others generated."""
     stored = store.matching(version, master_seed)
     missing = [s for s in scopes if s not in stored]
-    made = {}
-    if missing:
+    made = store.made.setdefault((version.fingerprint, master_seed), {}) if version.exact else {}
+    todo = [s for s in missing if s not in made]
+    if todo:
         if not version.exact:
             raise NotRebuildable(f"row {version.row.key_text}: {len(missing)} board(s) of the stored version are not in "
                                  "the warehouse, and its stored report does not say all that made them")
-        made = {m["scope"]: m for _, m in generate_batch_from_row(version.row, header.spawn_side, missing, master_seed,
-                                                                   header.dig_ap_cost)}
+        made.update((m["scope"], m) for _, m in generate_batch_from_row(version.row, header.spawn_side, todo, master_seed,
+                                                                         header.dig_ap_cost))
     return Boards([stored.get(s) or made[s] for s in scopes], len(scopes) - len(missing))
 
 

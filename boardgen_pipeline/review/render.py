@@ -11,7 +11,8 @@ P2 "C3 全行审计"; docs/review.md "Outputs" and "JSON schema").
 - :func:`json_text`: one object (the schema is ``diff.CalibrationDiff.to_json``).
 
 Verdict changes always come before any statistic: they decide the exit
-code.
+code. The overlays (``overlay_diff``) and the strata (``strata_diff``) follow
+the rows in every format, each figure marked paired or exact.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from html import escape
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import svg
 from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, CalibrationDiff, RowDiff
+from boardgen_pipeline.review.overlay_diff import OverlayDiff
 from boardgen_pipeline.review.paired import FigureDiff
+from boardgen_pipeline.review.strata_diff import LevelStrata
 
 COMMENT_LIMIT = 65_536  # GitHub's largest issue or pull-request comment
 WIDTH = 80
@@ -66,7 +69,11 @@ def headline(diff: CalibrationDiff) -> list[str]:
             f"{s.samples} boards a row on the same scopes (paired), master seed {s.master_seed}, "
             f"FDR {s.alpha:g} (Benjamini-Hochberg){stop}",
             f"rows: {c[MODIFIED]} modified, {c[ADDED]} added, {c[REMOVED]} removed, {c['identical']} identical; "
-            f"{c['flagged_figures']} flagged figure(s) in {c['flagged_rows']} row(s)"]
+            f"{c['flagged_figures']} flagged figure(s) in {c['flagged_rows']} row(s)"
+            + (f"; overlays of {c['overlay_rows']} row(s) compared, {c['flagged_overlay_figures']} flagged"
+               if c["overlay_rows"] else "")
+            + (f"; strata of {c['strata_levels']} level(s) compared, {c['flagged_strata_figures']} flagged"
+               if c["strata_levels"] else "")]
 
 
 def shown(row: RowDiff) -> list[FigureDiff]:
@@ -136,15 +143,140 @@ def terminal(diff: CalibrationDiff) -> str:
                 continue
             lines.append(f"  {f.name + mark:<22}{number(f.base):>8}{number(f.head):>8}{signed(f.delta):>9}  "
                          f"{interval(f.ci):<19}{q_text(f.q):>8}")
+    lines += _terminal_overlays(diff, head)
+    lines += _terminal_strata(diff, head)
     lines.append("")
     lines.append("* flagged: q <= FDR level and |delta| > the figure's margin (docs/review.md)")
     return "\n".join(lines) + "\n"
 
 
+def label(name: str) -> str:
+    """A figure's name within its section (the section says overlay or strata)."""
+    return name.removeprefix("overlay_").removeprefix("strata_").replace("solvable_full_logic", "full_logic")
+
+
+def _figure_line(f: FigureDiff) -> str:
+    name = label(f.name) + (" *" if f.flagged else "")
+    if f.kind == F.CATEGORIES:
+        return f"  {name:<22}{exit_moves(f, short=True):<44}{q_text(f.q):>8}"
+    return f"  {name:<22}{number(f.base):>8}{number(f.head):>8}{signed(f.delta):>9}  {interval(f.ci):<19}{q_text(f.q):>8}"
+
+
+def overlay_title(o: OverlayDiff) -> str:
+    return f"{key_text(o.key)} overlays ({o.state} row) on {o.samples} boards, paired: {', '.join(o.causes)}"
+
+
+def _terminal_overlays(diff: CalibrationDiff, head: str) -> list[str]:
+    lines = []
+    for o in sorted(diff.overlays, key=lambda o: (not o.flagged, o.key)):
+        lines.append("")
+        lines += _wrap(overlay_title(o))
+        lines += [w for note in o.notes for w in _wrap(f"  note: {note}", "    ")]
+        figures = shown_overlay(o)
+        if o.figures and not figures:
+            lines.append("  every overlay figure equal: no board's overlay moved")
+        elif figures:
+            lines.append(head)
+            lines += [_figure_line(f) for f in figures]
+    return lines
+
+
+def shown_overlay(o: OverlayDiff) -> list[FigureDiff]:
+    return [f for f in o.figures.values() if f.flagged or (f.p is not None and f.size > 0)]
+
+
+def moved_exact(figures: dict[str, dict]) -> list[tuple[str, dict]]:
+    """The exact (not paired) figures whose value moved or exists on one side only."""
+    return [(name, v) for name, v in figures.items() if (v["base"] is None) != (v["head"] is None)
+            or (v["delta"] is not None and v["delta"] != 0)]
+
+
+def strata_title(diff: CalibrationDiff, lv: LevelStrata) -> str:
+    if lv.adventures:
+        pairing = f"{lv.adventures} adventures' drawn maps paired by adventure"
+    else:
+        pairing = "nothing paired"
+    return f"level {lv.level} strata (pool {lv.state}): {pairing}; every row at HEAD's figures"
+
+
+def _terminal_strata(diff: CalibrationDiff, head: str) -> list[str]:
+    lines = []
+    for note in diff.strata.notes:
+        lines += _wrap(f"strata note: {note}")
+    for lv in diff.strata.levels:
+        lines.append("")
+        lines += _wrap(strata_title(diff, lv))
+        lines += [w for note in lv.notes for w in _wrap(f"  note: {note}", "    ")]
+        moved = [f for f in lv.figures.values() if f.flagged or (f.p is not None and f.size > 0)]
+        if moved:
+            lines.append(head)
+            lines += [_figure_line(f) for f in moved]
+        elif lv.figures:
+            lines.append("  every drawn map's figures equal")
+        for title, figures in (("pool figure", lv.pool), ("first adventure", lv.first_adventure)):
+            exact = moved_exact(figures)
+            if exact:
+                lines.append(f"  {title} (exact, paired: false):")
+                lines += [f"  {label(n):<22}{number(v['base']):>8}{number(v['head']):>8}{signed(v['delta']):>9}"
+                          for n, v in exact]
+        for t in lv.templates:
+            moves = ", ".join(f"{label(n)} {number(v['base'])}->{number(v['head'])}" for n, v in moved_exact(t["figures"]))
+            lines += _wrap(f"  template {t['template_id']} {t['change']} (exact, paired: false)"
+                           + (f": {moves}" if moves else ""), "    ")
+    return lines
+
+
 # --- markdown ---------------------------------------------------------------------------------------------------
 
+MD_HEAD = ["| row | figure | base | head | Δ | interval | q | boards same |", "|---|---|---|---|---|---|---|---|"]
+
+
+def _md_section_lines(where: str, figures: list[FigureDiff]) -> list[str]:
+    """Figure lines of an overlay or strata comparison, in the rows' table's columns."""
+    out = []
+    for f in figures:
+        name = f"**{f.name}** ⚑" if f.flagged else f.name
+        if f.kind == F.CATEGORIES:
+            out.append(f"| {where} | {name} | | | {exit_moves(f)} | | {q_text(f.q)} | |")
+            continue
+        out.append(f"| {where} | {name} | {number(f.base)} | {number(f.head)} | {signed(f.delta)} | "
+                   f"{interval(f.ci)} | {q_text(f.q)} | |")
+    return out
+
+
+def _md_exact(where: str, figures: dict[str, dict]) -> list[str]:
+    return [f"| {where} | {name} | {number(v['base'])} | {number(v['head'])} | {signed(v['delta'])} | "
+            "exact, paired: false | - | |" for name, v in moved_exact(figures)]
+
+
+def _md_overlays_and_strata(diff: CalibrationDiff) -> list[list[str]]:
+    """The overlays' and the strata's sections (none when nothing was compared)."""
+    out = []
+    if diff.overlays:
+        lines = ["", f"#### Overlays ({len(diff.overlays)} row(s), paired on the same boards)", ""]
+        for o in diff.overlays:
+            lines += [f"- {overlay_title(o)}"] + [f"  - note: {n}" for n in o.notes]
+        moved = [line for o in diff.overlays for line in _md_section_lines(f"{key_text(o.key)}", shown_overlay(o))]
+        lines += ["", *MD_HEAD, *moved] if moved else ["", "No overlay figure moved."]
+        out.append(lines + [""])
+    if diff.strata.compared:
+        lines = ["", f"#### Strata (node-map pools; {diff.strata.adventures} adventures, row figures HEAD's)", ""]
+        lines += [f"- note: {n}" for n in diff.strata.notes]
+        table = []
+        for lv in diff.strata.levels:
+            lines += [f"- {strata_title(diff, lv)}"] + [f"  - note: {n}" for n in lv.notes]
+            where = f"level {lv.level}"
+            table += _md_section_lines(f"{where} drawn", [f for f in lv.figures.values() if f.p is not None and f.size > 0])
+            table += _md_exact(f"{where} pool", lv.pool) + _md_exact(f"{where} first adventure", lv.first_adventure)
+            for t in lv.templates:
+                table += _md_exact(f"{where} `{t['template_id']}` ({t['change']})", t["figures"])
+        lines += ["", *MD_HEAD, *table] if table else ["", "No stratified figure moved."]
+        out.append(lines + [""])
+    return out
+
+
 def _md_figures(rows: list[tuple[RowDiff, FigureDiff]]) -> list[str]:
-    out = ["| row | figure | base | head | Δ | interval | q | boards same |", "|---|---|---|---|---|---|---|---|"]
+    out = list(MD_HEAD)
     for row, f in rows:
         name = f"**{f.name}** ⚑" if f.flagged else f.name
         same = "-" if row.identical_boards is None else f"{row.identical_boards:.0%}"
@@ -196,14 +328,19 @@ def markdown(diff: CalibrationDiff, full_report: str = "", limit: int = COMMENT_
         blocks.append(("", ["None."]))
     flagged = [(r, f) for r in diff.flagged_rows for f in r.figures.values() if f.flagged]
     blocks.append(("", ["", "#### Flagged changes"]))
-    if flagged:
-        table = _md_figures(flagged)
+    others = [line for o in diff.overlays for line in _md_section_lines(f"{key_text(o.key)} overlays",
+                                                                         [f for f in o.figures.values() if f.flagged])]
+    others += [line for lv in diff.strata.levels for line in _md_section_lines(
+        f"level {lv.level} strata", [f for f in lv.figures.values() if f.flagged])]
+    if flagged or others:
+        table = _md_figures(flagged) if flagged else MD_HEAD
         blocks.append(("", table[:2]))
-        blocks += [("flagged change", [line]) for line in table[2:]]
+        blocks += [("flagged change", [line]) for line in table[2:] + others]
     else:
         blocks.append(("", ["None: no change is both significant and larger than its margin."]))
     blocks.append(("", ["", *(f"- table `{t['table']}`: {t['change']}" for t in diff.tables),
                        *(f"- note: {n}" for n in diff.notes), ""]))
+    blocks += [("", lines) for lines in _md_overlays_and_strata(diff)]
     listed = [r for r in diff.rows if r.state in (MODIFIED, ADDED, REMOVED) or r.notes]
     blocks.append(("", [f"<details><summary>Every changed row ({len(listed)})</summary>", ""]))
     blocks += [("row", _md_row(row) if row.state != "identical" else
@@ -327,7 +464,49 @@ def html(diff: CalibrationDiff, reports: dict | None = None) -> str:
                             f"<td>{signed(f.delta)}</td><td>{interval(f.ci)}</td><td>{q_text(f.p)}</td>"
                             f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
             body.append("</table>")
+    body += _html_overlays_and_strata(diff)
     return svg.page(headline(diff)[0], body)
+
+
+def _html_table(figures: list[FigureDiff], exact: list[tuple[str, dict]] = ()) -> str:
+    rows = ["<table><tr><th>figure</th><th>base</th><th>head</th><th>delta</th><th>interval</th><th>p</th><th>q</th>"
+            "<th>margin</th></tr>"]
+    for f in figures:
+        cls = ' class="flag"' if f.flagged else ""
+        if f.kind == F.CATEGORIES:
+            rows.append(f"<tr{cls}><td>{f.name}</td><td colspan=4>{escape(exit_moves(f))}</td><td>{q_text(f.p)}</td>"
+                        f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
+            continue
+        rows.append(f"<tr{cls}><td>{f.name}</td><td>{number(f.base)}</td><td>{number(f.head)}</td>"
+                    f"<td>{signed(f.delta)}</td><td>{interval(f.ci)}</td><td>{q_text(f.p)}</td>"
+                    f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
+    for name, v in exact:
+        rows.append(f"<tr><td>{escape(name)}</td><td>{number(v['base'])}</td><td>{number(v['head'])}</td>"
+                    f"<td>{signed(v['delta'])}</td><td colspan=4>exact, paired: false</td></tr>")
+    return "".join(rows) + "</table>"
+
+
+def _html_overlays_and_strata(diff: CalibrationDiff) -> list[str]:
+    body = []
+    if diff.overlays:
+        body.append("<h2>Overlays, paired on the same boards</h2>")
+        for o in diff.overlays:
+            body.append(f"<h3>{escape(overlay_title(o))}</h3>")
+            body += [f"<p>note: {escape(n)}</p>" for n in o.notes]
+            figures = shown_overlay(o)
+            body.append(_html_table(figures) if figures else "<p>No overlay figure moved.</p>")
+    if diff.strata.compared:
+        body.append("<h2>Strata (node-map pools), row figures HEAD's</h2>")
+        body += [f"<p>note: {escape(n)}</p>" for n in diff.strata.notes]
+        for lv in diff.strata.levels:
+            body.append(f"<h3>{escape(strata_title(diff, lv))}</h3>")
+            body += [f"<p>note: {escape(n)}</p>" for n in lv.notes]
+            exact = [(f"pool {n}", v) for n, v in moved_exact(lv.pool)]
+            exact += [(f"first adventure {n}", v) for n, v in moved_exact(lv.first_adventure)]
+            exact += [(f"template {t['template_id']} ({t['change']}) {n}", v) for t in lv.templates
+                      for n, v in moved_exact(t["figures"])]
+            body.append(_html_table([f for f in lv.figures.values() if f.p is not None and f.size > 0], exact))
+    return body
 
 
 RENDERERS = {"terminal": terminal, "markdown": markdown, "json": json_text, "html": html}
