@@ -49,7 +49,7 @@ from boardgen_pipeline.calibration.batch import batch_scopes, evaluate_row
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import overlay_diff, pairing, stats, strata_diff
-from boardgen_pipeline.review.paired import FigureDiff, decided, measure
+from boardgen_pipeline.review.paired import FigureDiff, RowFigures, decided, measure
 from boardgen_pipeline.review.sources import Source, SourceRow
 from boardgen_pipeline.scopes import DEFAULT_SAMPLES, DEPTH_SPACING, sigma
 from boardgen_pipeline.settings import DEFAULT_ADVENTURES
@@ -100,7 +100,7 @@ class VerdictChange:
 
 
 @dataclass
-class RowDiff:
+class RowDiff(RowFigures):
     """One row of the diff."""
 
     key: tuple[int, int]
@@ -114,14 +114,6 @@ class RowDiff:
     identical_boards: float | None = None
     stored: dict = field(default_factory=dict)  # version -> boards read from the warehouse
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def text_key(self) -> str:
-        return f"{self.key[0]}-{self.key[1]}"
-
-    @property
-    def flagged(self) -> list[str]:
-        return [name for name, f in self.figures.items() if f.flagged]
 
     @property
     def verdict_changes(self) -> list[VerdictChange]:

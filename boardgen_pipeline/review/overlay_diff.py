@@ -42,7 +42,7 @@ from boardgen_pipeline.board.rng import initial_state
 from boardgen_pipeline.calibration.batch import batch_scopes
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import pairing
-from boardgen_pipeline.review.paired import FigureDiff, decided, measure
+from boardgen_pipeline.review.paired import FigureDiff, RowFigures, decided, measure
 from boardgen_pipeline.review.sources import Source
 from boardgen_pipeline.scopes import sigma
 from boardgen_pipeline.variants.table import candidate_pools
@@ -56,7 +56,7 @@ NONE = "(none)"  # the type of a board without a variant
 
 
 @dataclass
-class OverlayDiff:
+class OverlayDiff(RowFigures):
     """One row's overlays, base against head on the same scopes. ``state``:
     the board row's (modified or identical); ``causes``: what differs that
     decides its overlays."""
@@ -67,14 +67,6 @@ class OverlayDiff:
     figures: dict[str, FigureDiff] = field(default_factory=dict)
     samples: int = 0
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def text_key(self) -> str:
-        return f"{self.key[0]}-{self.key[1]}"
-
-    @property
-    def flagged(self) -> list[str]:
-        return [name for name, f in self.figures.items() if f.flagged]
 
     def to_json(self) -> dict:
         return {"key": self.text_key, "level_index": self.key[0], "node_depth": self.key[1], "state": self.state,

@@ -24,6 +24,20 @@ from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import pairing, stats
 
 
+class RowFigures:
+    """What a row's comparison (board figures, overlay figures) shares: its
+    key as "L-D" and the names of its flagged figures. Its holder has
+    ``key`` and ``figures``."""
+
+    @property
+    def text_key(self) -> str:
+        return f"{self.key[0]}-{self.key[1]}"
+
+    @property
+    def flagged(self) -> list[str]:
+        return [name for name, f in self.figures.items() if f.flagged]
+
+
 @dataclass
 class FigureDiff:
     """One figure of one modified row. ``base``/``head``/``delta`` are numbers

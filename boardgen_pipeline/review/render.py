@@ -452,18 +452,7 @@ def html(diff: CalibrationDiff, reports: dict | None = None) -> str:
         body += [f"<p>note: {escape(n)}</p>" for n in row.notes]
         figures = shown(row) if row.state == MODIFIED else []
         if figures:
-            body.append("<table><tr><th>figure</th><th>base</th><th>head</th><th>delta</th><th>interval</th><th>p</th>"
-                        "<th>q</th><th>margin</th></tr>")
-            for f in figures:
-                cls = ' class="flag"' if f.flagged else ""
-                if f.kind == F.CATEGORIES:
-                    body.append(f"<tr{cls}><td>{f.name}</td><td colspan=4>{exit_moves(f)}</td><td>{q_text(f.p)}</td>"
-                                f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
-                    continue
-                body.append(f"<tr{cls}><td>{f.name}</td><td>{number(f.base)}</td><td>{number(f.head)}</td>"
-                            f"<td>{signed(f.delta)}</td><td>{interval(f.ci)}</td><td>{q_text(f.p)}</td>"
-                            f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
-            body.append("</table>")
+            body.append(_html_table(figures))
     body += _html_overlays_and_strata(diff)
     return svg.page(headline(diff)[0], body)
 
