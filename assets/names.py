@@ -32,16 +32,11 @@ def range_tags(first: str, last: str) -> dict:
 
 
 def check_names() -> dict[str, tuple[str, ...]]:
-    """Every check of the graph, by the asset it judges: the library's names
-    (imported on use: they load the kernels, which a process that only
-    launches runs does not need)."""
-    from boardgen_pipeline.calibration import assertions
-    from boardgen_pipeline.steps import determinism, draw_node_maps, stratify, table_check
-    from boardgen_pipeline.variants import outcomes as overlay_checks
+    """Every check of the graph, by the asset it judges (``check_names``)."""
+    from boardgen_pipeline import check_names as c
 
-    return {BOARDS: (*assertions.CHECKS, determinism.CHECK), OVERLAYS: tuple(overlay_checks.CHECKS),
-            REPORT: (table_check.CHECK_EVERY_ROW,), STRATA: (stratify.CHECK_COMPLETE,),
-            DRAWS: tuple(draw_node_maps.CHECKS)}
+    return {BOARDS: (*c.F4, c.CHECK_BOARDS_DETERMINISTIC), OVERLAYS: c.OVERLAYS, REPORT: (c.CHECK_EVERY_ROW,),
+            STRATA: (c.CHECK_COMPLETE,), DRAWS: c.NODE_MAPS}
 
 
 def check_keys(*assets: str) -> list:

@@ -25,24 +25,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
+from boardgen_pipeline import check_names
 from boardgen_pipeline.calibration.advisor import Advice
 from boardgen_pipeline.calibration.batch import FOG_PLACEMENT_FLOOR, RowReport, evaluate_row, judged_inferability
 from boardgen_pipeline.calibration.fix import apply_command
 from boardgen_pipeline.calibration.report import row_advice
 from boardgen_pipeline.calibration.seeds import SeedBatch
+from boardgen_pipeline.check_names import CHECK_A, CHECK_A1, CHECK_A2, CHECK_B, CHECK_B1, CHECK_E, CHECK_F
 from boardgen_pipeline.outcomes import CheckOutcome, _scopes
 from boardgen_pipeline.pictures import charts, drawings, fairness
 
 TARGET_FLOOR = 0.85  # assertion A'' (seed 001 F4)
 
-CHECK_A = "a_no_board_below_target"
-CHECK_A2 = "a_double_prime_target_floor"
-CHECK_A1 = "a_prime_no_illegal_board"
-CHECK_B = "b_fog_regions_placed"
-CHECK_B1 = "b_prime_no_fog_on_fogless_row"
-CHECK_E = "e_monotone_in_depth"
-CHECK_F = "f_mean_survival"
-CHECKS = (CHECK_A, CHECK_A2, CHECK_A1, CHECK_B, CHECK_B1, CHECK_E, CHECK_F)
+CHECKS = check_names.F4
 
 
 @dataclass

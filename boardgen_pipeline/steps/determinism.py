@@ -35,11 +35,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from boardgen_pipeline.canonical import digest
+from boardgen_pipeline.check_names import CHECK_BOARDS_DETERMINISTIC
 from boardgen_pipeline.warehouse import datasets, publish
 
 IDENTICAL, NEW, REENCODED, DRIFT = "identical", "new", "re-encoded", "drift"
 DATASET = datasets.DRIFT
-CHECK = "boards_deterministic"
+CHECK = CHECK_BOARDS_DETERMINISTIC
 DESCRIPTION = ("The boards of every row whose fingerprint did not change are the stored ones, record for record "
                "(seed 000: the same seed and parameters always give the same board). A row that drifted keeps "
                "its stored files; bump the metric version on purpose, or find the regression.")

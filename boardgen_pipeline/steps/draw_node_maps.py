@@ -45,8 +45,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from boardgen_pipeline import check_names
 from boardgen_pipeline.board.rng import derive_at
 from boardgen_pipeline.calibration.fingerprints import draws_fingerprint, pools_digest
+from boardgen_pipeline.check_names import CHECK_DRAWS_DETERMINISTIC, CHECK_PROCEDURAL, CHECK_TEMPLATES, CHECK_UNIFORM
 from boardgen_pipeline.nodemap import (
     LABEL,
     board_nodes,
@@ -88,19 +90,10 @@ UNIFORMITY_ALPHA = 0.001
 BRANCHES = (False, True)  # drawing path, first-adventure script
 
 
-CHECK_TEMPLATES = "node_map_templates_valid"
+CHECK_DETERMINISTIC = CHECK_DRAWS_DETERMINISTIC
 
 
-CHECK_DETERMINISTIC = "node_map_draws_deterministic"
-
-
-CHECK_UNIFORM = "node_map_draws_uniform"
-
-
-CHECK_PROCEDURAL = "node_map_procedural_maps_valid"
-
-
-CHECKS = (CHECK_TEMPLATES, CHECK_DETERMINISTIC, CHECK_UNIFORM, CHECK_PROCEDURAL)
+CHECKS = check_names.NODE_MAPS
 
 
 DESCRIPTIONS = {

@@ -35,6 +35,7 @@ from boardgen_pipeline.calibration.fingerprints import (
     partition_key,
     reports_fingerprint,
 )
+from boardgen_pipeline.check_names import CHECK_COMPLETE
 from boardgen_pipeline.nodemap import Pool, stratify
 from boardgen_pipeline.nodemap.validate import board_nodes
 from boardgen_pipeline.outcomes import CheckOutcome
@@ -59,7 +60,6 @@ FIGURES = ("p10", "p50", "p90", "retry_rate", "mean_attempts") + DIFFICULTY_FIGU
 REPORT_COLUMNS = ("batch_fingerprint", *FIGURES)  # what the strata read of a report
 
 
-CHECK_COMPLETE = "strata_cover_every_template"
 
 
 DESCRIPTION = ("Every template of every pool has figures: each battle/boss node's row has a current calibration "

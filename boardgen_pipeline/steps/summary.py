@@ -29,26 +29,21 @@ LISTED_MAX = 200  # rows a summary lists at most (the counts are always complete
 
 @cache
 def names():
-    """The checks' names and short labels, from the modules that own them
-    (imported on first use: they load the kernels, which the nightly's
-    coordinator does not need)."""
+    """The checks' names (``check_names``: no kernels load in a process that
+    only prints them) and their short labels."""
     from types import SimpleNamespace
 
-    from boardgen_pipeline.calibration import assertions
-    from boardgen_pipeline.steps import draw_node_maps, stratify
-    from boardgen_pipeline.variants import outcomes as overlay_checks
+    from boardgen_pipeline import check_names as c
 
     return SimpleNamespace(
-        assertions=assertions, overlay_checks=overlay_checks, draw_node_maps=draw_node_maps, stratify=stratify,
-        overlay_labels={overlay_checks.CHECK_DOMAIN: "cells safe/outside R0", overlay_checks.CHECK_PACKS: "packs",
-                        overlay_checks.CHECK_ONE_TYPE: "one type", overlay_checks.CHECK_BOSS: "Boss rule",
-                        overlay_checks.CHECK_SKEW: "skew"},
-        node_map_labels={draw_node_maps.CHECK_TEMPLATES: "templates valid",
-                         draw_node_maps.CHECK_DETERMINISTIC: "deterministic",
-                         draw_node_maps.CHECK_UNIFORM: "uniform", draw_node_maps.CHECK_PROCEDURAL: "step-3 maps valid"},
-        strata_labels={stratify.CHECK_COMPLETE: "complete"},
-        f4_short=((assertions.CHECK_A, "A"), (assertions.CHECK_A2, "A''"), (assertions.CHECK_A1, "A'"),
-                  (assertions.CHECK_B, "B"), (assertions.CHECK_B1, "B'")))
+        overlay_checks=c.OVERLAYS, node_map_checks=c.NODE_MAPS, check_a1=c.CHECK_A1, check_e=c.CHECK_E,
+        check_uniform=c.CHECK_UNIFORM, check_complete=c.CHECK_COMPLETE,
+        overlay_labels={c.CHECK_DOMAIN: "cells safe/outside R0", c.CHECK_PACKS: "packs", c.CHECK_ONE_TYPE: "one type",
+                        c.CHECK_BOSS: "Boss rule", c.CHECK_SKEW: "skew"},
+        node_map_labels={c.CHECK_TEMPLATES: "templates valid", c.CHECK_DRAWS_DETERMINISTIC: "deterministic",
+                         c.CHECK_UNIFORM: "uniform", c.CHECK_PROCEDURAL: "step-3 maps valid"},
+        strata_labels={c.CHECK_COMPLETE: "complete"},
+        f4_short=((c.CHECK_A, "A"), (c.CHECK_A2, "A''"), (c.CHECK_A1, "A'"), (c.CHECK_B, "B"), (c.CHECK_B1, "B'")))
 
 
 REPORT_FIGURES = ("inferability_target", "p10", "p50", "p90", "passed", "best_legal", "least_bad", "retry_rate")
@@ -90,12 +85,11 @@ def table_rows(root, catalog, samples: int, master_seed: int = 0, keys=None) -> 
     warehouse holds them now: figures from the current report (a rejected
     batch has none: its boards are counted from its file), each check's
     verdict from the row's current ``row_checks``."""
-    from boardgen_pipeline.calibration.batch import evaluate_row
     from boardgen_pipeline.calibration.fingerprints import fingerprints_now, overlay_fingerprints_now, partition_key
     from boardgen_pipeline.steps import row_checks
     from boardgen_pipeline.warehouse import publish
 
-    a1 = names().assertions.CHECK_A1
+    a1 = names().check_a1
     table = catalog.board_gen
     keys = list(keys if keys is not None else table.keys())
     now = fingerprints_now(table, samples, master_seed)
@@ -112,6 +106,8 @@ def table_rows(root, catalog, samples: int, master_seed: int = 0, keys=None) -> 
         report = next((r for r in reports.get(key, []) if r.get("batch_fingerprint") == now.get(pk)), None)
         figures = _figures(report, True)
         if report is None and verdicts.get(a1, {}).get("passed") is False:
+            from boardgen_pipeline.calibration.batch import evaluate_row  # loads the kernels: only here
+
             try:  # a batch A' withheld: its figures from the rejected file
                 records = publish.read_partition(publish.rejected_root(root), "boards", key)
                 figures = _figures(evaluate_row(table.rows[key], records).as_dict(), False)
@@ -182,9 +178,9 @@ def row_cells(key: str, info: dict) -> tuple[str, ...]:
     n = names()
     b, checks = info.get("boards") or {}, info["checks"]
     failed = [short for name, short in n.f4_short if name in checks and not checks[name]["passed"]]
-    e_warn = n.assertions.CHECK_E in checks and not checks[n.assertions.CHECK_E]["passed"]
+    e_warn = n.check_e in checks and not checks[n.check_e]["passed"]
     f4 = (f"[red]{' '.join(failed)}[/]" if failed else OK if checks else "-") + (" [yellow]E[/]" if e_warn else "")
-    overlay = [checks[c]["passed"] for c in n.overlay_checks.CHECKS if c in checks]
+    overlay = [checks[c]["passed"] for c in n.overlay_checks if c in checks]
     numbers = b and b.get("p10") is not None
     quantiles = " ".join(_short(float(b.get(q, 0.0))) for q in ("p10", "p50", "p90")) if numbers else "-"
     exits = "/".join(str(b.get(f"exit_{e}", "-")) for e in ("passed", "best_legal", "least_bad")) if numbers else "-"
@@ -244,24 +240,24 @@ def group_lines(overlays: dict, totals: dict, pools: dict | None) -> list[str]:
     ``overlays``: the overlay checks' table-wide verdicts; ``totals``: overlay
     totals; ``pools``: the node-map and strata checks and metadata."""
     n = names()
-    out = [group_line("overlay checks", overlays, n.overlay_checks.CHECKS, n.overlay_labels,
+    out = [group_line("overlay checks", overlays, n.overlay_checks, n.overlay_labels,
                       f"{totals.get('variant_cells', 0)} variant cells, "
                       f"{totals.get('whole_board_boards', 0)} whole-board boards")]
     if pools is None:
         return [*out, "node-map checks: - (not run)"]
     checks = pools.get("checks", {})
-    uniform = checks.get(n.draw_node_maps.CHECK_UNIFORM, {}).get("metadata", {})
+    uniform = checks.get(n.check_uniform, {}).get("metadata", {})
     stats = uniform.get("statistics") or {}
     detail = ", ".join(f"L{lv} chi2 {stats[lv]:.2f} p {uniform['p_values'][lv]:.3f}" for lv in sorted(stats))
     draws = pools.get("node_map_draws") or {}
     dof = next(iter((uniform.get("dof") or {}).values()), "-")
-    out.append(group_line("node-map checks", checks, n.draw_node_maps.CHECKS, n.node_map_labels,
+    out.append(group_line("node-map checks", checks, n.node_map_checks, n.node_map_labels,
                           f"{draws.get('adventures', 0)} adventures x 2 branches"
                           + (f"; {detail} (dof {dof})" if detail else "")))
     st = pools.get("calibration_strata") or {}
     p50 = st.get("pool_p50") or {}
     pool_p50 = ", ".join(f"L{lv} {v:.3f}" if v is not None else f"L{lv} -" for lv, v in sorted(p50.items()))
-    out.append(group_line("strata", checks, (n.stratify.CHECK_COMPLETE,), n.strata_labels,
+    out.append(group_line("strata", checks, (n.check_complete,), n.strata_labels,
                           f"{st.get('templates', 0)} templates, pool p50 " + (pool_p50 or "-")))
     return out
 

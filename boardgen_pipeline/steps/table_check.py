@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from boardgen_pipeline.check_names import CHECK_EVERY_ROW
 from boardgen_pipeline.outcomes import CheckOutcome
 from boardgen_pipeline.warehouse import publish
 
-CHECK_EVERY_ROW = "every_row_passes_f4"
 EVERY_ROW_DESCRIPTION = ("Every row of the table passes F4 (A, A'', A', B, B') with its current batch, and no row "
                          "is left uncalibrated: the failing rows and checks are named here, with the first ones' "
                          "fix and pictures; each row's verdicts are in the view row_checks.")

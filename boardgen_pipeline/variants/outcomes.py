@@ -37,8 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from boardgen_pipeline import check_names
 from boardgen_pipeline.board.geometry import Board
 from boardgen_pipeline.board.r0 import board_arrays, r0_batch
+from boardgen_pipeline.check_names import CHECK_BOSS, CHECK_DOMAIN, CHECK_ONE_TYPE, CHECK_PACKS, CHECK_SKEW
 from boardgen_pipeline.outcomes import SCOPES_SHOWN, CheckOutcome
 from boardgen_pipeline.variants.batch import OverlayBatch
 from boardgen_pipeline.variants.check_kernels import rule_flags
@@ -46,22 +48,7 @@ from boardgen_pipeline.variants.checks import CheckIssue, check_boss_rule, check
 from boardgen_pipeline.variants.placement import Overlay, type_letter
 from boardgen_pipeline.variants.skew import POOL_TOTAL, ResourceWeights, skew_weights
 
-CHECK_DOMAIN = "overlay_cells_safe_outside_r0"
-
-
-CHECK_PACKS = "overlay_packs_connected_in_range"
-
-
-CHECK_ONE_TYPE = "overlay_one_type_per_board"
-
-
-CHECK_BOSS = "overlay_boss_rows_global_type"
-
-
-CHECK_SKEW = "overlay_skew_invariants"
-
-
-CHECKS = (CHECK_DOMAIN, CHECK_PACKS, CHECK_ONE_TYPE, CHECK_BOSS, CHECK_SKEW)
+CHECKS = check_names.OVERLAYS
 
 
 DESCRIPTIONS = {
