@@ -1,7 +1,8 @@
 """A process that executes runs of a night for ``boardgen nightly``:
 ``python -m boardgen_dagster.lane`` (docs/pipeline.md "One nightly").
 
-It imports Dagster, the code location and the kernels once, then reads one
+It imports Dagster and the code location once (and the kernels before its
+first rows run), then reads one
 run a line on its standard input (``{"job", "tags", "run_config"}``, JSON),
 executes it with ``dagster.execute_job`` (the engine creates the run and
 records its events in this process, as a launched run worker would), and
@@ -36,13 +37,18 @@ def main() -> int:
     from boardgen_pipeline.steps import night
     from boardgen_pipeline.steps.chain import warm_up
 
-    warm_up()  # the kernels from numba's cache, once for every run of the lane
+    warmed = False
     instance = None  # opened on the first run: the nightly creates the home meanwhile
     try:
         for line in sys.stdin:
             if not line.strip():
                 continue
             order = json.loads(line)
+            if not warmed and order["tags"].get(night.STAGE_TAG) == night.ROWS:
+                # the kernels from numba's cache, once for every rows run of the lane (on a cold cache
+                # under the compile lock); a lane that only draws the node maps loads none
+                warm_up()
+                warmed = True
             instance = instance or dg.DagsterInstance.get()
             config = {**order["run_config"], **QUIET}
             job = dg.reconstructable(definitions.JOB_DEFS[order["job"]])
