@@ -231,17 +231,18 @@ def _terminal_strata(diff: CalibrationDiff, head: str) -> list[str]:
 MD_HEAD = ["| row | figure | base | head | Δ | interval | q | boards same |", "|---|---|---|---|---|---|---|---|"]
 
 
+def _md_figure_line(where: str, f: FigureDiff, same: str = "") -> str:
+    """One figure's line of the markdown table (:data:`MD_HEAD`'s columns)."""
+    name = f"**{f.name}** ⚑" if f.flagged else f.name
+    if f.kind == F.CATEGORIES:
+        return f"| {where} | {name} | | | {exit_moves(f)} | | {q_text(f.q)} | {same} |"
+    return (f"| {where} | {name} | {number(f.base)} | {number(f.head)} | {signed(f.delta)} | "
+            f"{interval(f.ci)} | {q_text(f.q)} | {same} |")
+
+
 def _md_section_lines(where: str, figures: list[FigureDiff]) -> list[str]:
     """Figure lines of an overlay or strata comparison, in the rows' table's columns."""
-    out = []
-    for f in figures:
-        name = f"**{f.name}** ⚑" if f.flagged else f.name
-        if f.kind == F.CATEGORIES:
-            out.append(f"| {where} | {name} | | | {exit_moves(f)} | | {q_text(f.q)} | |")
-            continue
-        out.append(f"| {where} | {name} | {number(f.base)} | {number(f.head)} | {signed(f.delta)} | "
-                   f"{interval(f.ci)} | {q_text(f.q)} | |")
-    return out
+    return [_md_figure_line(where, f) for f in figures]
 
 
 def _md_exact(where: str, figures: dict[str, dict]) -> list[str]:
@@ -278,13 +279,8 @@ def _md_overlays_and_strata(diff: CalibrationDiff) -> list[list[str]]:
 def _md_figures(rows: list[tuple[RowDiff, FigureDiff]]) -> list[str]:
     out = list(MD_HEAD)
     for row, f in rows:
-        name = f"**{f.name}** ⚑" if f.flagged else f.name
         same = "-" if row.identical_boards is None else f"{row.identical_boards:.0%}"
-        if f.kind == F.CATEGORIES:
-            out.append(f"| {key_text(row.key)} | {name} | | | {exit_moves(f)} | | {q_text(f.q)} | {same} |")
-            continue
-        out.append(f"| {key_text(row.key)} | {name} | {number(f.base)} | {number(f.head)} | {signed(f.delta)} | "
-                   f"{interval(f.ci)} | {q_text(f.q)} | {same} |")
+        out.append(_md_figure_line(key_text(row.key), f, same))
     return out
 
 
