@@ -75,6 +75,13 @@ def replay_level(pool: Pool, master_seed: int, scope: int) -> NodeMap:
     return level_map(pool, derive_at(LABEL, scope, master_seed))
 
 
+def level_scope(pools: Mapping[int, Pool], level: int) -> int:
+    """The scope of level ``level``'s draw in :func:`draw_adventure` (its
+    levels start in order, each opening the adventure's next stream): with
+    :func:`replay_level`, one level's map without drawing the others."""
+    return sorted(pools).index(level)
+
+
 @dataclass
 class Adventure:
     """One adventure: its scope counter and the maps of its level starts."""

@@ -41,6 +41,7 @@ from boardgen_pipeline import canonical
 from boardgen_pipeline.board.rng import initial_state
 from boardgen_pipeline.calibration.batch import batch_scopes, difficulty_figures, evaluate_row
 from boardgen_pipeline.nodemap import fixed_map, replay_level
+from boardgen_pipeline.nodemap.draw import level_scope
 from boardgen_pipeline.nodemap.model import BOARD_TYPES
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import pairing
@@ -135,8 +136,8 @@ def board_depths(m) -> tuple[int, ...]:
 
 def drawn_depths(pools: dict, level: int, adventures: range) -> list[tuple[int, ...]]:
     """The board-node depths of level ``level``'s drawn map in each adventure
-    (module docstring: its scope is the level's place among the pools')."""
-    scope, pool = sorted(pools).index(level), pools[level]
+    (its scope as the pipeline's draws give it: ``nodemap.draw.level_scope``)."""
+    scope, pool = level_scope(pools, level), pools[level]
     return [board_depths(replay_level(pool, seed, scope)) for seed in adventures]
 
 
@@ -193,8 +194,8 @@ def compare(base: Source, head: Source, samples: int, master_seed: int, adventur
             lv.pool[f.name] = exact(pool_b.get(f.column), pool_h.get(f.column))
             lv.first_adventure[f.name] = exact(_number(first_b.get(f.column)), _number(first_h.get(f.column)))
         tb, th = _by_template(strata["base"]), _by_template(strata["head"])
-        base_t = {t.id: replace(t, file="") for t in (bp or {}).get(level, _NO_POOL).templates}
-        head_t = {t.id: replace(t, file="") for t in (hp or {}).get(level, _NO_POOL).templates}
+        base_t = {t.id: replace(t, file="") for t in _templates(bp, level)}
+        head_t = {t.id: replace(t, file="") for t in _templates(hp, level)}
         for tid in sorted(set(base_t) | set(head_t)):
             if base_t.get(tid) == head_t.get(tid):
                 continue
@@ -226,11 +227,9 @@ def compare(base: Source, head: Source, samples: int, master_seed: int, adventur
     return out
 
 
-class _NoPool:
-    templates: tuple = ()
-
-
-_NO_POOL = _NoPool()
+def _templates(pools: dict | None, level: int) -> tuple:
+    pool = (pools or {}).get(level)
+    return pool.templates if pool is not None else ()
 
 
 def _number(x):
