@@ -172,7 +172,7 @@ def _terminal_overlays(diff: CalibrationDiff, head: str) -> list[str]:
         lines.append("")
         lines += _wrap(overlay_title(o))
         lines += [w for note in o.notes for w in _wrap(f"  note: {note}", "    ")]
-        figures = shown_overlay(o)
+        figures = tested(o.figures)
         if o.figures and not figures:
             lines.append("  every overlay figure equal: no board's overlay moved")
         elif figures:
@@ -181,8 +181,9 @@ def _terminal_overlays(diff: CalibrationDiff, head: str) -> list[str]:
     return lines
 
 
-def shown_overlay(o: OverlayDiff) -> list[FigureDiff]:
-    return [f for f in o.figures.values() if f.flagged or (f.p is not None and f.size > 0)]
+def tested(figures: dict[str, FigureDiff]) -> list[FigureDiff]:
+    """The figures worth a line: flagged, or tested on a difference (not all equal)."""
+    return [f for f in figures.values() if f.flagged or (f.p is not None and f.size > 0)]
 
 
 def moved_exact(figures: dict[str, dict]) -> list[tuple[str, dict]]:
@@ -191,7 +192,7 @@ def moved_exact(figures: dict[str, dict]) -> list[tuple[str, dict]]:
             or (v["delta"] is not None and v["delta"] != 0)]
 
 
-def strata_title(diff: CalibrationDiff, lv: LevelStrata) -> str:
+def strata_title(lv: LevelStrata) -> str:
     if lv.adventures:
         pairing = f"{lv.adventures} adventures' drawn maps paired by adventure"
     else:
@@ -205,9 +206,9 @@ def _terminal_strata(diff: CalibrationDiff, head: str) -> list[str]:
         lines += _wrap(f"strata note: {note}")
     for lv in diff.strata.levels:
         lines.append("")
-        lines += _wrap(strata_title(diff, lv))
+        lines += _wrap(strata_title(lv))
         lines += [w for note in lv.notes for w in _wrap(f"  note: {note}", "    ")]
-        moved = [f for f in lv.figures.values() if f.flagged or (f.p is not None and f.size > 0)]
+        moved = tested(lv.figures)
         if moved:
             lines.append(head)
             lines += [_figure_line(f) for f in moved]
@@ -257,7 +258,7 @@ def _md_overlays_and_strata(diff: CalibrationDiff) -> list[list[str]]:
         lines = ["", f"#### Overlays ({len(diff.overlays)} row(s), paired on the same boards)", ""]
         for o in diff.overlays:
             lines += [f"- {overlay_title(o)}"] + [f"  - note: {n}" for n in o.notes]
-        moved = [line for o in diff.overlays for line in _md_section_lines(f"{key_text(o.key)}", shown_overlay(o))]
+        moved = [line for o in diff.overlays for line in _md_section_lines(f"{key_text(o.key)}", tested(o.figures))]
         lines += ["", *MD_HEAD, *moved] if moved else ["", "No overlay figure moved."]
         out.append(lines + [""])
     if diff.strata.compared:
@@ -265,9 +266,9 @@ def _md_overlays_and_strata(diff: CalibrationDiff) -> list[list[str]]:
         lines += [f"- note: {n}" for n in diff.strata.notes]
         table = []
         for lv in diff.strata.levels:
-            lines += [f"- {strata_title(diff, lv)}"] + [f"  - note: {n}" for n in lv.notes]
+            lines += [f"- {strata_title(lv)}"] + [f"  - note: {n}" for n in lv.notes]
             where = f"level {lv.level}"
-            table += _md_section_lines(f"{where} drawn", [f for f in lv.figures.values() if f.p is not None and f.size > 0])
+            table += _md_section_lines(f"{where} drawn", tested(lv.figures))
             table += _md_exact(f"{where} pool", lv.pool) + _md_exact(f"{where} first adventure", lv.first_adventure)
             for t in lv.templates:
                 table += _md_exact(f"{where} `{t['template_id']}` ({t['change']})", t["figures"])
@@ -478,13 +479,13 @@ def _html_overlays_and_strata(diff: CalibrationDiff) -> list[str]:
         for o in diff.overlays:
             body.append(f"<h3>{escape(overlay_title(o))}</h3>")
             body += [f"<p>note: {escape(n)}</p>" for n in o.notes]
-            figures = shown_overlay(o)
+            figures = tested(o.figures)
             body.append(_html_table(figures) if figures else "<p>No overlay figure moved.</p>")
     if diff.strata.compared:
         body.append("<h2>Strata (node-map pools), row figures HEAD's</h2>")
         body += [f"<p>note: {escape(n)}</p>" for n in diff.strata.notes]
         for lv in diff.strata.levels:
-            body.append(f"<h3>{escape(strata_title(diff, lv))}</h3>")
+            body.append(f"<h3>{escape(strata_title(lv))}</h3>")
             body += [f"<p>note: {escape(n)}</p>" for n in lv.notes]
             exact = [(f"pool {n}", v) for n, v in moved_exact(lv.pool)]
             exact += [(f"first adventure {n}", v) for n, v in moved_exact(lv.first_adventure)]
