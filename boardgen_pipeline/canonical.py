@@ -36,3 +36,16 @@ def canonical_json(value) -> str:
 def digest(value, length: int = 16) -> str:
     """The first ``length`` hex digits of the sha256 of ``canonical_json(value)``."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:length]
+
+
+def files_digest(root, paths) -> tuple[str, dict[str, str]]:
+    """A set of files by content: 16 hex digits of each (keyed by its path
+    below ``root``, ``/``-separated) and of them all, names included (a
+    renamed file changes it)."""
+    total = hashlib.sha256()
+    files = {}
+    for path in paths:
+        rel = path.relative_to(root).as_posix()
+        files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        total.update(f"{rel}\0{files[rel]}\n".encode())
+    return total.hexdigest()[:16], files

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import os
 import re
 import shutil
@@ -33,6 +32,8 @@ import time
 import tomllib
 from functools import cache
 from pathlib import Path
+
+from boardgen_pipeline.canonical import digest, files_digest
 
 PROJECT = "boardgen"
 TABLE_FILE = "board_gen.toml"
@@ -148,13 +149,8 @@ def kernel_digest() -> str:
     """16 hex digits naming the kernels' sources (and bounds checking, which
     changes the code compiled from them; numba's own index already refuses a
     cache written by another numba version)."""
-    package = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    h.update(f"boundscheck {os.environ.get('NUMBA_BOUNDSCHECK', '')}\0".encode())
-    for path in kernel_sources():
-        h.update(path.relative_to(package).as_posix().encode() + b"\0")
-        h.update(path.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    sources, _ = files_digest(Path(__file__).resolve().parent, kernel_sources())
+    return digest({"boundscheck": os.environ.get("NUMBA_BOUNDSCHECK", ""), "sources": sources})
 
 
 def kernel_cache_base() -> Path:

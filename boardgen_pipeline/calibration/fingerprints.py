@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from boardgen_pipeline.board.solver import METRIC_VERSION
-from boardgen_pipeline.canonical import digest
+from boardgen_pipeline.canonical import digest, files_digest
 from boardgen_pipeline.tables.board_gen import BoardGenTable
 
 OVERLAY_VERSION = 1  # bump when the overlay placement code changes what it places
@@ -43,13 +43,7 @@ def table_files(tables_dir) -> list[Path]:
 
 def tables_digest(tables_dir) -> tuple[str, dict[str, str]]:
     """Content hash of the whole tables directory, and of each file in it."""
-    total = hashlib.sha256()
-    files = {}
-    for path in table_files(tables_dir):
-        rel = path.relative_to(tables_dir).as_posix()
-        files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        total.update(f"{rel}\0{files[rel]}\n".encode())
-    return total.hexdigest()[:16], files
+    return files_digest(Path(tables_dir), table_files(tables_dir))
 
 
 def partition_key(key: tuple[int, int]) -> str:
