@@ -102,8 +102,9 @@ def run(args) -> int:
     try:
         if found.dask:  # a scheduler that does not answer fails here, before anything is created or written
             connect(found.dask, source=(found.source or {}).get("dask", "--dask").lstrip("$")).close()
-        datasets.check_writable(found.warehouse)  # a bad warehouse path fails here, before any row runs
-        publish.sweep_temp_files(found.warehouse)  # what a killed writer of this host left behind
+        if invalid is None:  # tables that do not validate write nothing, not even an empty warehouse folder
+            datasets.check_writable(found.warehouse)  # a bad warehouse path fails here, before any row runs
+            publish.sweep_temp_files(found.warehouse)  # what a killed writer of this host left behind
         return _night(console, found, catalog, invalid, lanes, wall0)
     finally:
         lanes.close()

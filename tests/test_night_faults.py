@@ -115,3 +115,20 @@ def test_a_killed_nightlys_runs_on_this_host_are_failed_by_the_next_and_no_other
         status = {r: instance.get_run_by_id(r).status for r in (gone, never, elsewhere, alive)}
         assert status == {gone: dg.DagsterRunStatus.FAILURE, never: dg.DagsterRunStatus.FAILURE,
                           elsewhere: dg.DagsterRunStatus.STARTED, alive: dg.DagsterRunStatus.STARTED}
+
+
+def test_tables_that_do_not_validate_write_nothing_and_say_where(tmp_path):
+    """A bad row stops the night before anything is written: not a file, not
+    even the warehouse folder; the report names the file, row, field, value
+    and rule, and the failed validation run is recorded for the UI."""
+    tables, root, home = copy_fixture("small", tmp_path), tmp_path / "warehouse", tmp_path / "home"
+    path = tables / "board_gen.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("mine_density = ", 'mine_density = "high" # ', 1), encoding="utf-8")
+    code, out, err = nightly(tables, root, home)
+    assert code == Exit.INPUT and "Traceback" not in err
+    assert f"{path}: row (1,0): field mine_density = 'high': [domain]" in err
+    assert not root.exists()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        runs = instance.get_run_records()
+        assert [r.dagster_run.status for r in runs] == [dg.DagsterRunStatus.FAILURE]
