@@ -27,6 +27,7 @@ from boardgen_pipeline.steps import chain, currency, determinism, night, publish
 from boardgen_pipeline.warehouse import publish, views
 
 from .checks import check_result
+from .home import event_log_held_open
 from .names import (
     BOARDS,
     DRAWS,
@@ -202,15 +203,16 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
     stages = frozenset(s for s in chain.STAGES if s in selected)
     made, failed = [], []
     try:
-        if BOARDS in selected:
-            keys, missing = _rows_of(context, catalog.board_gen)
-            for pk in missing:
-                context.log.warning(f"skipped: row {pk} is not in {catalog.board_gen.path}")
-            made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
-        elif stages:  # the overlays (or reports) of rows whose boards stay, made current
-            keys = currency.stale_rows(root, catalog, found.samples, found.master_seed,
-                                       OVERLAYS if OVERLAYS in stages else REPORT)
-            made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
+        with event_log_held_open(context.instance, context.run.run_id):  # a row event costs one log write, not a checkpoint
+            if BOARDS in selected:
+                keys, missing = _rows_of(context, catalog.board_gen)
+                for pk in missing:
+                    context.log.warning(f"skipped: row {pk} is not in {catalog.board_gen.path}")
+                made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
+            elif stages:  # the overlays (or reports) of rows whose boards stay, made current
+                keys = currency.stale_rows(root, catalog, found.samples, found.master_seed,
+                                           OVERLAYS if OVERLAYS in stages else REPORT)
+                made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
     except ClusterError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     yield from _table_assets(made, stages, selected, found)

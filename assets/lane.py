@@ -15,6 +15,7 @@ Every run it executes carries this host and process (``night.here``), so
 the nightly, which holds the lane's handle, can tell its runs from others'.
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -37,8 +38,11 @@ def main() -> int:
     from boardgen_pipeline.steps import night
     from boardgen_pipeline.steps.chain import warm_up
 
+    from .home import event_log_held_open
+
     warmed = False
     instance = None  # opened on the first run: the nightly creates the home meanwhile
+    held = contextlib.ExitStack()
     try:
         for line in sys.stdin:
             if not line.strip():
@@ -49,7 +53,9 @@ def main() -> int:
                 # under the compile lock); a lane that only draws the node maps loads none
                 warm_up()
                 warmed = True
-            instance = instance or dg.DagsterInstance.get()
+            if instance is None:
+                instance = dg.DagsterInstance.get()
+                held.enter_context(event_log_held_open(instance))  # the lane's runs write their events there
             config = {**order["run_config"], **QUIET}
             job = dg.reconstructable(definitions.JOB_DEFS[order["job"]])
             # the result holds the run's events: dropped at once, so the lane's memory stays flat
@@ -57,6 +63,7 @@ def main() -> int:
             print(json.dumps({"run_id": result.run_id, "success": result.success,
                               "key": order["tags"].get(night.KEY_TAG)}), file=answers, flush=True)
     finally:
+        held.close()
         if instance is not None:
             instance.dispose()
     return 0
