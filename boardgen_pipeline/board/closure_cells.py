@@ -60,9 +60,13 @@ def _partner_table():
 
 
 PARTNERS, PARTNER_COUNT = _partner_table()
+# read-only, as the kernels see them when they read them as globals: one compiled type of the
+# tables whether a caller passes them or a kernel reads them (closure_cells_of)
+for _table in (WIDEN, PARTNERS, PARTNER_COUNT):
+    _table.flags.writeable = False
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _touch(c, g, s, sp):
     """Every revealed numbered cell within distance 1 of ``c`` (and ``c``
     itself) has a changed constraint: mark it stale (bit 2) and queue it
@@ -89,7 +93,7 @@ def _touch(c, g, s, sp):
     return sp
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _reveal(c, g, s, sp):
     """Open a cell proven safe: chain through zeros (fog never chains), open
     fog cells next to anything opened (fog is known safe), queue the
@@ -109,7 +113,7 @@ def _reveal(c, g, s, sp):
     while qh < qt:
         v = fq[qh]
         qh += 1
-        sp = _touch(v, g, s, sp)
+        sp = _touch(np.int64(v), g, s, sp)
         chain = num[v] == 0 and fog[v] == 0
         for k in range(nbn[v]):
             n = nb[v, k]
@@ -160,13 +164,13 @@ def constraint_at(c, rev, known, num, nb, nbn, W, H):
     return mask, m, cnt
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _constraint(c, g, s):
     """``constraint_at`` on the workspace's board."""
     return constraint_at(c, s.rev, s.known, s.num, g.nb, g.nbn, g.width, g.height)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _apply(diff, safe, x, y, g, s, sp):
     """Apply a deduction to the cells of a 49-bit window mask centred on
     (x, y): all safe (``safe``) or all mines."""
@@ -183,7 +187,7 @@ def _apply(diff, safe, x, y, g, s, sp):
     return sp
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _subset_scan(c, ma, m, cnt, g, s, sp):
     """The subset rule between constraint ``c`` and every constraint that
     shares a cell with it, in both directions."""
@@ -273,7 +277,7 @@ def closure_cells(g, s, has_fog, use_subset):
     nbn = g.nbn
     W = g.width
     NC = W * g.height
-    sp = 0
+    sp = np.int64(0)  # not a literal 0: the helpers compile for one type of ``sp``
     pp = 0
     for c in range(NC):
         # every revealed numbered cell starts queued, every cache stale
@@ -289,7 +293,7 @@ def closure_cells(g, s, has_fog, use_subset):
                 for k in range(nbn[c]):
                     n = nb[c, k]
                     if fog[n] == 1 and rev[n] == 0:
-                        sp = _reveal(n, g, s, sp)
+                        sp = _reveal(np.int64(n), g, s, sp)
     while sp > 0 or pp > 0:
         if sp > 0:
             sp -= 1
@@ -304,7 +308,7 @@ def closure_cells(g, s, has_fog, use_subset):
                 continue  # changed again: it is back in the first list
             single_only = False
         if inq[c] & 2:  # the cached constraint is stale
-            ma, m, cnt = _constraint(c, g, s)
+            ma, m, cnt = _constraint(np.int64(c), g, s)
             cmask[c] = ma
             cm[c] = m
             ccnt[c] = cnt
