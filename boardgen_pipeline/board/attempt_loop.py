@@ -44,7 +44,7 @@ def measure_into(g, s, use_subset):
         if s.fog[c]:
             has_fog = True
             break
-    revealed, _, _, _ = closure(g, s, has_fog, use_subset, True)
+    revealed, _, _, _ = closure(g, s, has_fog, use_subset, np.bool_(True))
     return safe, r0, revealed
 
 
@@ -130,7 +130,7 @@ def attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts):
             continue
         # R∞ grows from R0 as flooded above: fog cells are never zeros (fog
         # hides a number), so flooding through fog would give the same R0
-        revealed, in_fog, nk, held = closure(g, s, nfog > 0, True, False)
+        revealed, in_fog, nk, held = closure(g, s, nfog > 0, True, np.bool_(False))
         core = revealed - in_fog
         log[k, LOG_REVEALED] = revealed
         log[k, LOG_REVEALED_CORE] = core

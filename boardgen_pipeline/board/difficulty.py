@@ -134,7 +134,7 @@ def open_seen_fog(rev, num, fog, nb, nbn, queue, act, nact):
             for k in range(nbn[c]):
                 n = nb[c, k]
                 if fog[n] == 1 and rev[n] == 0:
-                    nact = _open(n, rev, num, fog, nb, nbn, queue, act, nact)
+                    nact = _open(np.int64(n), rev, num, fog, nb, nbn, queue, act, nact)
     return nact
 
 
@@ -177,7 +177,7 @@ def waves(rev, known, num, fog, W, H, nb, nbn, widen):
     marked = np.empty(nc, np.int32)
     queue = np.empty(nc, np.int32)
     act = np.empty(nc, np.int32)
-    nact = 0
+    nact = np.int64(0)  # not a literal 0: _open and open_seen_fog compile once
     for c in range(nc):
         if rev[c] == 1 and num[c] > 0 and fog[c] == 0:
             act[nact] = c
@@ -198,7 +198,7 @@ def waves(rev, known, num, fog, W, H, nb, nbn, widen):
                 act[keep] = c
                 keep += 1
         nact = keep
-        nmarked = 0
+        nmarked = np.int64(0)
         for i in range(nact):
             c = act[i]
             cnt = ccnt[c]
@@ -516,7 +516,7 @@ def _exact_pass(rev, known, num, fog, mines_total, W, H, nb, nbn, budget):
     for c in range(nc):
         if to_open[c] and rev[c] == 0:
             settled += 1
-            _open(c, rev, num, fog, nb, nbn, queue, act, 0)
+            _open(c, rev, num, fog, nb, nbn, queue, act, np.int64(0))
     return settled, (-1 if over else nodes_used)
 
 

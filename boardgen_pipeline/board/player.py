@@ -86,7 +86,7 @@ def _record_guess(guesses, ng, b, cell, total, weight, L):
     row[G_CELL] = cell
     num = row[G_LIMBS:G_LIMBS + L]
     num[:] = total
-    limbs.sub_mul(num, weight, 1)
+    limbs.sub_mul(num, weight, np.int64(1))
     row[G_LIMBS + L:G_LIMBS + 2 * L] = total
     return guesses, ng + 1
 
@@ -148,7 +148,7 @@ def play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known,
             opened = False
             for c in range(nc):
                 if fog[c] == 1 and rev[c] == 0:
-                    _open(c, rev, num, fog, nb, nbn, queue, act, 0)
+                    _open(c, rev, num, fog, nb, nbn, queue, act, np.int64(0))
                     opened = True
             if not opened:
                 raise ValueError("nothing unknown is left, yet a safe cell is closed")
@@ -163,7 +163,7 @@ def play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known,
         settled = False
         for j in range(nf):
             if limbs.is_zero(weights[j]):
-                _open(cells[j], rev, num, fog, nb, nbn, queue, act, 0)
+                _open(cells[j], rev, num, fog, nb, nbn, queue, act, np.int64(0))
                 settled = True
             elif limbs.compare(weights[j], total) == 0:
                 known[cells[j]] = 1
@@ -175,7 +175,7 @@ def play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known,
                     if mine:
                         known[c] = 1
                     else:
-                        _open(c, rev, num, fog, nb, nbn, queue, act, 0)
+                        _open(c, rev, num, fog, nb, nbn, queue, act, np.int64(0))
             settled = True
         if settled:
             _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, widen, bits)
@@ -208,7 +208,7 @@ def play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known,
         if mines[best]:
             out[OUT_STATE] = LOST
             break
-        _open(best, rev, num, fog, nb, nbn, queue, act, 0)
+        _open(best, rev, num, fog, nb, nbn, queue, act, np.int64(0))
         _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, widen, bits)
     opened = 0
     for c in range(nc):
@@ -233,7 +233,7 @@ def _play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L, out):
     ``mines``, ``fog``, ``out``); returns the guess rows of all of them."""
     nc = _fitted(mines, fog, W, H, nb, out)
     guesses = np.zeros((64, G_LIMBS + 2 * L), np.uint64)
-    ng = 0
+    ng = np.int64(0)  # not a literal 0: play_on and _record_guess compile once
     rev = np.zeros(nc, np.uint8)
     known = np.zeros(nc, np.uint8)
     for b in range(mines.shape[0]):
@@ -253,7 +253,7 @@ def _figures_play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L
     equal); returns the guess rows."""
     nc = _fitted(mines, fog, W, H, nb, out)
     guesses = np.zeros((64, G_LIMBS + 2 * L), np.uint64)
-    ng = 0
+    ng = np.int64(0)  # not a literal 0: play_on and _record_guess compile once
     num = np.zeros(nc, np.int32)
     rev = np.zeros(nc, np.uint8)
     known = np.zeros(nc, np.uint8)

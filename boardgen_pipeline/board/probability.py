@@ -155,7 +155,7 @@ def tables(rev, known, num, fog, W, H, nb, nbn, budget):
     count ``cell_counts[moff[i] + j * (n_i + 1) + k]``; ``over`` components
     did not fit the node budget (their tables are zero)."""
     nc = W * H
-    open_seen_fog(rev, num, fog, nb, nbn, np.empty(nc, np.int32), np.empty(nc, np.int32), 0)
+    open_seen_fog(rev, num, fog, nb, nbn, np.empty(nc, np.int32), np.empty(nc, np.int32), np.int64(0))
     cm = np.zeros(nc, np.int32)
     ccnt = np.zeros(nc, np.int32)
     for c in range(nc):
@@ -356,10 +356,10 @@ def combine(counts, coff, cell_counts, moff, starts, interior, remaining, L):
             for k in range(min(d, R) + 1):
                 if not limbs.add_mul(row, q[R - k], cell_counts[cbase + k]):
                     raise OverflowError("limb width exceeded")
-            if not limbs.add_mul(frontier_sum, row, 1):
+            if not limbs.add_mul(frontier_sum, row, np.int64(1)):
                 raise OverflowError("limb width exceeded")
     if interior > 0:
-        if not limbs.add_mul(inner, total, remaining) or not limbs.sub_mul(inner, frontier_sum, 1):
+        if not limbs.add_mul(inner, total, remaining) or not limbs.sub_mul(inner, frontier_sum, np.int64(1)):
             raise ArithmeticError("frontier weights exceed r * total")
         if limbs.div_small(inner, interior) != 0:
             raise ArithmeticError("inexact interior weight")

@@ -264,7 +264,7 @@ def domain_pack_flags(bd, ov, nb, nbn, flags, scratch):
                 if member[c] != stamp:
                     member[c] = stamp
                     distinct += 1
-            if _piece(pack_cells[s0], member, mark, stamp, nb, nbn, queue, label, 0) != distinct:
+            if _piece(pack_cells[s0], member, mark, stamp, nb, nbn, queue, label, np.int64(0)) != distinct:
                 f |= B_DISCONNECTED
         if not dup:
             # the connected pieces of the cells must be the packs themselves:
