@@ -344,12 +344,22 @@ def rule_flags(batch, mines, fog, r0, width: int, height: int) -> np.ndarray:
     nb, nbn = neighbour_arrays(int(width), int(height))
     flags = np.zeros(boards, np.int64)
     if boards:
-        columns = OverlayColumns(cell_offsets=cell_offsets, cells=cells, pack_offsets=pack_offsets,
-                                 pack_cell_offsets=pack_cell_offsets, pack_cells=pack_cells, **per)
+        columns = OverlayColumns(*map(_read_only, OverlayColumns(
+            cell_offsets=cell_offsets, cells=cells, pack_offsets=pack_offsets, pack_cell_offsets=pack_cell_offsets,
+            pack_cells=pack_cells, **per)))
         scratch = CheckScratch._make(np.zeros(nc, np.int64) for _ in CheckScratch._fields)
         domain_pack_flags(Boards(width=int(width), height=int(height), mines=mines, fog=fog, r0=r0), columns, nb,
                           nbn, flags, scratch)
     return (flags | _one_type_flags(batch) | _boss_flags(batch)).astype(np.uint32)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (``a`` itself left as it is): the columns reach
+    the kernel read-only whether they were read back from Arrow or just placed,
+    so ``domain_pack_flags`` compiles once."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def _one_type_flags(batch) -> np.ndarray:
