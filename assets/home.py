@@ -169,9 +169,9 @@ def event_log_held_open(instance, run_id: str | None = None):
     shard = getattr(instance.event_log_storage, "path_for_shard", None)  # Dagster's run-sharded SQLite only
     held = []
     try:
-        for name in ("index", run_id) if shard is not None else ():
-            path = Path(shard(name)) if name else None
-            if path is None or not path.exists():
+        for name in filter(None, ("index", run_id) if shard is not None else ()):
+            path = Path(shard(name))
+            if not path.exists():
                 continue
             with contextlib.suppress(sqlite3.Error):  # a database another process holds busy: not held, not an error
                 conn = sqlite3.connect(path, timeout=0.1, check_same_thread=False)
