@@ -27,7 +27,12 @@ $(VENV)/.stamp-test: pyproject.toml $(VENV)/.stamp-pipeline
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+# the project's own modules to bytecode too (up to date: a tenth of a second), which Python skips
+# under PYTHONDONTWRITEBYTECODE: each of the night's processes then imports them in 0.3 s less
+PYC := $(PY) -m compileall -q boardgen_pipeline assets > /dev/null
+
 run: $(VENV)/.stamp-pipeline
+	@$(PYC)
 	$(BOARDGEN) nightly
 
 test: $(VENV)/.stamp-test
@@ -42,6 +47,7 @@ lint: $(VENV)/.stamp-test
 	$(VENV)/bin/lint-imports --no-cache
 
 ui: $(VENV)/.stamp-pipeline
+	@$(PYC)
 	$(BOARDGEN) ui
 
 validate: $(VENV)/.stamp-pipeline

@@ -7,8 +7,9 @@ The same night the schedule starts under ``dagster-daemon``
 pinned, the ``prepare`` run, the rows in ranges, the table-wide checks once
 every row run has ended, retention. Here this process takes the decisions
 the daemon's sensors take (the same functions) and its lanes
-(``boardgen_dagster.lane``, one process per core, started first so their
-imports overlap the set-up) execute the runs. Nothing of a row passes
+(``boardgen_dagster.lane``, one process per core, forks of one server
+started first, so that its imports overlap the set-up and are paid once)
+execute the runs. Nothing of a row passes
 through this process. A lane that dies fails only the runs it was
 executing (this process holds its handle); another process's or host's run
 is left alone. Then the summary (``steps.summary``) and the exit code
@@ -17,8 +18,6 @@ is left alone. Then the summary (``steps.summary``) and the exit code
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,14 +33,6 @@ def main(argv=None) -> int:
     from boardgen_pipeline import cli
 
     return cli.main(["nightly", *(sys.argv[1:] if argv is None else argv)])
-
-
-def _spawn(home: Path):
-    def spawn() -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "boardgen_dagster.lane"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, env={**os.environ, "DAGSTER_HOME": str(home)})
-
-    return spawn
 
 
 def _order(launch) -> dict:
@@ -83,35 +74,37 @@ def run(args) -> int:
         return check_settings(args)
     wall0 = time.perf_counter()
     from boardgen_pipeline import catalog as catalogs
-    from boardgen_pipeline.steps.lanes import Lanes
+    from boardgen_pipeline.steps.lanes import start_server
+
+    from .lane import PRELOAD
 
     found, _ = boardgen_settings.resolve({n: getattr(args, n, None) for n in boardgen_settings.NIGHTLY})
     try:
         catalog, invalid = catalogs.load_catalog(found.tables), None
     except TableError as exc:
         catalog, invalid = None, exc
-    rows = len(catalog.board_gen.rows) if catalog is not None else 0
-    # the lanes start first: their imports (Dagster, the code location, the kernels) overlap the rest
-    lanes = Lanes(_spawn(found.dagster_home), _lanes(found, rows) if catalog is not None else 0)
+    count = _lanes(found, len(catalog.board_gen.rows)) if catalog is not None else 0
+    if count:  # the lanes' server starts first: its imports (Dagster, the code location, the kernels) overlap the rest
+        start_server(PRELOAD)
     from rich.console import Console
 
     from boardgen_pipeline.steps.pool import connect
     from boardgen_pipeline.warehouse import datasets, publish
 
     console = Console(width=None if sys.stdout.isatty() else 80)  # a log file reads like an 80-column terminal
-    try:
-        if found.dask:  # a scheduler that does not answer fails here, before anything is created or written
-            connect(found.dask, source=(found.source or {}).get("dask", "--dask").lstrip("$")).close()
-        if invalid is None:  # tables that do not validate write nothing, not even an empty warehouse folder
-            datasets.check_writable(found.warehouse)  # a bad warehouse path fails here, before any row runs
-            publish.sweep_temp_files(found.warehouse)  # what a killed writer of this host left behind
-        return _night(console, found, catalog, invalid, lanes, wall0)
-    finally:
-        lanes.close()
+    if found.dask:  # a scheduler that does not answer fails here, before anything is created or written
+        connect(found.dask, source=(found.source or {}).get("dask", "--dask").lstrip("$")).close()
+    if invalid is None:  # tables that do not validate write nothing, not even an empty warehouse folder
+        datasets.check_writable(found.warehouse)  # a bad warehouse path fails here, before any row runs
+        publish.sweep_temp_files(found.warehouse)  # what a killed writer of this host left behind
+    return _night(console, found, catalog, invalid, count, wall0)
 
 
-def _night(console, found, catalog, invalid, lanes, wall0: float) -> int:
+def _night(console, found, catalog, invalid, count: int, wall0: float) -> int:
+    from boardgen_pipeline.steps.lanes import Lanes, lane_spawner
+
     from .home import ensure_dagster_home
+    from .lane import PRELOAD, serve
 
     home = ensure_dagster_home(found.dagster_home)
     import dagster as dg
@@ -131,27 +124,32 @@ def _night(console, found, catalog, invalid, lanes, wall0: float) -> int:
             return Exit.INPUT
         table = catalog.board_gen
         nights.fail_dead_here(instance)
-        lanes.on_lost = lambda lane: nights.fail_runs_of(instance, lane.pid, "the boardgen nightly that started it")
         nights.register(instance, table)
         first, config = nights.start(found, night_id, night.NIGHTLY, night.PROCESS)
-        rows = nights.follow(instance, night_id, base, config, len(lanes.lanes))
+        rows = nights.follow(instance, night_id, base, config, count)
         by_key = {launch.spec.key: launch for launch in (first, *rows)}
-        for lane, specs in zip(lanes.lanes, night.lanes_of([first.spec, *(r.spec for r in rows)], len(lanes.lanes)),
-                               strict=False):
-            for spec in specs:
-                lane.send(spec.key, _order(by_key[spec.key]))
-        console.print(f"tables valid and pinned: {len(table.rows)} rows x {found.samples} boards; "
-                      f"{len(rows)} rows run(s) on {len(lanes.lanes)} lane(s), each recording its own rows, then "
-                      f"the table's checks (runs tagged {night.NIGHT_TAG}={night_id})")
-        t0 = time.perf_counter()
-        progress = nights.Progress(instance, night_id, {r.spec.first: r.spec.rows for r in rows})
-        with RowsProgress(console, len(table.rows), found.samples, f"{len(lanes.lanes)} lane(s)") as bar:
-            lanes.wait(lambda: bar.update(progress.rows_done()), found.progress_seconds)
-            bar.update(progress.rows_done())
-        # what follows the rows, decided as the daemon's sensors decide it
-        while launches := nights.follow(instance, night_id, base, config, len(lanes.lanes)):
-            lanes.deal([(launch.spec.key, _order(launch)) for launch in launches])
-            lanes.wait(seconds=found.progress_seconds)
+        # the lanes fork from their server now (its imports have had the set-up's time)
+        lanes = Lanes(lane_spawner(serve, str(home), preload=PRELOAD), count,
+                      lost=lambda lane: nights.fail_runs_of(instance, lane.pid, "the boardgen nightly that started it"))
+        try:
+            for lane, specs in zip(lanes.lanes, night.lanes_of([first.spec, *(r.spec for r in rows)], count),
+                                   strict=False):
+                for spec in specs:
+                    lane.send(spec.key, _order(by_key[spec.key]))
+            console.print(f"tables valid and pinned: {len(table.rows)} rows x {found.samples} boards; "
+                          f"{len(rows)} rows run(s) on {count} lane(s), each recording its own rows, then "
+                          f"the table's checks (runs tagged {night.NIGHT_TAG}={night_id})")
+            t0 = time.perf_counter()
+            progress = nights.Progress(instance, night_id, {r.spec.first: r.spec.rows for r in rows})
+            with RowsProgress(console, len(table.rows), found.samples, f"{count} lane(s)") as bar:
+                lanes.wait(lambda: bar.update(progress.rows_done()), found.progress_seconds)
+                bar.update(progress.rows_done())
+            # what follows the rows, decided as the daemon's sensors decide it
+            while launches := nights.follow(instance, night_id, base, config, count):
+                lanes.deal([(launch.spec.key, _order(launch)) for launch in launches])
+                lanes.wait(seconds=found.progress_seconds)
+        finally:
+            lanes.close()
         for note in lanes.notes:
             console.print(f"[red]{note}[/]")
         outcomes, checks, made, forgotten = nights.outcome(instance, night_id)

@@ -121,6 +121,27 @@ def table_run_seconds(home: Path) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def become_subreaper() -> None:
+    """Adopt the descendants that outlive their parent (Linux): the nightly's
+    lanes fork from a server that exits just after the nightly, unwaited, so
+    their CPU and their writes reach ``RUSAGE_CHILDREN`` and ``/proc/self/io``
+    only through the process that reaps it: this one (``reap_orphans``)."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        sys.exit(f"prctl(PR_SET_CHILD_SUBREAPER) failed: {os.strerror(ctypes.get_errno())}")
+
+
+def reap_orphans() -> None:
+    """Wait for every adopted descendant (``become_subreaper``)."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
 def measure(cmd: list[str], env: dict, keeps: list[Path]) -> dict:
     """Run ``cmd`` and measure it (module docstring)."""
     import psutil
@@ -151,6 +172,7 @@ def measure(cmd: list[str], env: dict, keeps: list[Path]) -> dict:
     output = proc.communicate()[0]
     sampler.join()
     wall = time.perf_counter() - t0
+    reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 3):  # 3: an F4 check failed; the run itself is complete
         sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{output[-3000:]}")
@@ -196,6 +218,7 @@ def main(argv=None) -> int:
     p.add_argument("--samples", type=int, default=256, help="boards per row (default: 256)")
     p.add_argument("--dask", help="also run each path on this Dask scheduler")
     args = p.parse_args(argv)
+    become_subreaper()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{platform.platform()}")
     print(f"{'rows':>5} {'path':<9} {'workers':>7} | {'wall s':>7} {'CPU':>5} | {'x gen':>6} | "

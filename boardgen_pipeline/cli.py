@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -841,5 +842,27 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
 
+QUICK_EXIT = {"nightly"}  # the commands after which the process ends without the interpreter's teardown
+
+
+def console() -> None:
+    """The ``boardgen`` executable: ``main()``, and its exit code. After
+    ``nightly`` the process ends without the interpreter's teardown: the
+    modules of Dagster and numba take most of a second to tear down, while
+    everything the night made is written, renamed and closed by then (a
+    run's files by its lane, the instance by the block that opened it)."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    try:
+        quick = build_parser().parse_known_args(argv)[0].command in QUICK_EXIT
+    except SystemExit:
+        quick = False
+    if not quick:
+        sys.exit(code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

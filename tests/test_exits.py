@@ -129,3 +129,21 @@ def _until(condition, deadline_seconds: float = 60) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the condition never held"
         time.sleep(0.05)
+
+
+def test_a_pipeline_command_without_the_pipeline_extra_says_what_to_install(monkeypatch, capsys, tmp_path):
+    # the commands look the extra up rather than import it (so `boardgen nightly` starts its lanes first):
+    # the lookup failing must still be the one sentence and the "unavailable" code, with nothing written
+    import importlib.util
+    import sys
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "dagster" else real(name, *a))
+    monkeypatch.delitem(sys.modules, "boardgen_dagster.commands", raising=False)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("BOARDGEN_WAREHOUSE", str(tmp_path / "wh"))
+    assert cli.main(["nightly"]) == Exit.UNAVAILABLE
+    err = capsys.readouterr().err
+    assert "no module 'dagster'" in err and "pip install 'boardgen[pipeline]'" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []

@@ -1,35 +1,34 @@
 """The lanes of ``boardgen nightly`` as plain processes (``steps.lanes``): each
-answers the runs it is sent, one line a run; a lane that dies before
+answers the runs it is sent, one answer a run; a lane that dies before
 answering is reported (its begun runs are the caller's to fail) and the runs
 it had not begun go to another lane, a new one when none is left."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 
-from boardgen_pipeline.steps.lanes import Lanes
+from boardgen_pipeline.steps.lanes import Lanes, lane_spawner
 
-# A lane that answers each run, or dies (exit 9) on a run whose order says so, before answering.
-FAKE = r"""
-import json, os, sys
-for line in sys.stdin:
-    order = json.loads(line)
-    if order.get("die_in") == os.getpid() or (order.get("die") and os.environ.get("FAKE_FIRST") == "1"):
-        os._exit(9)
-    print(json.dumps({"run_id": order["key"], "success": True}), flush=True)
-"""
+
+def fake_lane(orders, answers, first: bool) -> None:
+    """A lane that answers each run, or dies (exit 9) before answering on a
+    run whose order says so: ``die_in`` its pid, or ``die`` when ``first``."""
+    while True:
+        try:
+            order = orders.recv()
+        except EOFError:
+            return
+        if order.get("die_in") == os.getpid() or (order.get("die") and first):
+            os._exit(9)
+        answers.send({"run_id": order["key"], "success": True})
 
 
 def spawner(log: list, first_dies: bool = False):
-    count = [0]
-
+    # processes of their own ("spawn"): a fork server would outlive the test; the nightly's tests run it
     def spawn():
-        count[0] += 1
-        env = {"FAKE_FIRST": "1" if first_dies and count[0] == 1 else "0", "PATH": "/usr/bin:/bin"}
-        proc = subprocess.Popen([sys.executable, "-c", FAKE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        log.append(proc.pid)
-        return proc
+        lane = lane_spawner(fake_lane, first_dies and not log, method="spawn")()
+        log.append(lane.pid)
+        return lane
 
     return spawn
 
@@ -44,7 +43,7 @@ def test_every_run_sent_is_answered_and_the_ticks_come_between():
         assert not lanes.busy() and ticks and lanes.notes == []
     finally:
         lanes.close()
-    assert all(lane.proc.returncode == 0 for lane in lanes.lanes)  # each exits when its input ends
+    assert all(lane.returncode == 0 for lane in lanes.lanes)  # each exits when its input ends
 
 
 def test_a_lane_that_dies_hands_the_runs_it_had_not_begun_to_a_live_one():
@@ -56,7 +55,7 @@ def test_a_lane_that_dies_hands_the_runs_it_had_not_begun_to_a_live_one():
         first.send("b", {"key": "b"})
         first.send("c", {"key": "c"})
         lanes.wait(seconds=0.05)
-        assert lost == [first.pid] and first.dead and first.proc.returncode == 9
+        assert lost == [first.pid] and first.dead and first.returncode == 9
         assert not lanes.busy() and second.pending == [] and len(lanes.notes) == 1
         assert "2 run(s) it had not begun go to another lane" in lanes.notes[0]
         # every lane dead: a new one is started for what is left, and answers it

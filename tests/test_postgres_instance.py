@@ -100,10 +100,11 @@ def test_two_nightlies_at_once_on_one_instance_both_succeed(postgres_home, small
 
 
 def _lane_of(proc: psutil.Process, pid: str):
-    """The nightly's lane process ``pid`` (a run's executor tag), if it is one."""
+    """The nightly's lane process ``pid`` (a run's executor tag), if it is one
+    (a lane is a fork of its server, a child of the nightly)."""
     for child in proc.children(recursive=True):
         try:
-            if str(child.pid) == pid and "boardgen_dagster.lane" in " ".join(child.cmdline()):
+            if str(child.pid) == pid:
                 return child
         except psutil.Error:
             continue
