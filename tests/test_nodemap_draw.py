@@ -112,3 +112,18 @@ def test_each_level_start_takes_the_next_scope_of_the_shared_counter(pools):
 def test_different_master_seeds_give_different_sequences(pools):
     seqs = {tuple(m.template_id for m in draw_adventure(pools, seed, False)) for seed in range(60)}
     assert len(seqs) > 40
+
+
+def test_the_gate_refuses_a_row_set_the_validator_refuses_each_time_it_meets_it(pools):
+    import dataclasses
+
+    from boardgen_pipeline.errors import TableError
+    from boardgen_pipeline.nodemap import fixed_map, gate
+
+    m = fixed_map(pools[1])
+    no_boss = tuple(dataclasses.replace(n, type="battle") if n.type == "boss" else n for n in m.nodes)
+    broken = dataclasses.replace(m, nodes=no_boss)
+    for _ in range(2):  # verdicts are kept per row set: the second meeting is refused too
+        with pytest.raises(TableError):
+            gate(broken)
+    assert gate(m) is m

@@ -24,6 +24,7 @@ from boardgen_pipeline.nodemap.measure import (
     chi_square_uniform,
     draw_record,
     draw_uniformity,
+    map_shape,
     regularized_gamma_q,
     simulate_draws,
     stratify,
@@ -42,7 +43,7 @@ __all__ = [
     "ProceduralParams", "ProceduralReport", "Template",
     "board_nodes", "build_procedural", "check_content_discipline", "chi_square_uniform", "draw_adventure",
     "draw_adventure_text", "draw_record", "draw_template", "draw_uniformity", "fixed_map", "gate",
-    "instantiate", "level_map", "load_pool_file", "load_pools", "procedural_report", "read_pools",
+    "instantiate", "level_map", "load_pool_file", "map_shape", "load_pools", "procedural_report", "read_pools",
     "regularized_gamma_q", "render_adventure", "render_map", "replay_level", "roll_slots",
     "simulate_draws", "step3_report_text", "stratify", "validate_pool", "validate_tables", "validate_template",
 ]

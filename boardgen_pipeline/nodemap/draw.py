@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from boardgen_pipeline.board.rng import SeedSpace, Stream, derive_at
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.nodemap.model import NodeMap, Pool, Template
+from boardgen_pipeline.nodemap.model import NodeMap, Pool
 from boardgen_pipeline.nodemap.procedural import build_procedural
 from boardgen_pipeline.nodemap.slots import instantiate
 from boardgen_pipeline.nodemap.validate import validate_template
@@ -38,17 +38,18 @@ OUTCOMES = ("completed", "failed", "abandoned")
 
 def gate(m: NodeMap) -> NodeMap:
     """The validator as the final gate of every produced map."""
-    violations = _violations(m.as_template())
+    violations = _violations(m.level, m.template_id, m.nodes, m.edges)
     if violations:
         raise TableError(list(violations))
     return m
 
 
 @lru_cache(maxsize=4096)
-def _violations(t: Template) -> tuple:
-    # A map's verdict is a function of its row set (templates are frozen values), and a batch
-    # of draws meets the same few maps thousands of times: each is validated once.
-    return tuple(validate_template(t))
+def _violations(level: int, template_id: str, nodes: tuple, edges: tuple) -> tuple:
+    # A map's verdict is a function of its row set (its nodes and edges, frozen values), and a batch
+    # of draws meets the same few row sets thousands of times: each is validated once, and the
+    # template the validator reads is built only then.
+    return tuple(validate_template(NodeMap(level, template_id, "", None, nodes, edges).as_template()))
 
 
 def fixed_map(pool: Pool) -> NodeMap:

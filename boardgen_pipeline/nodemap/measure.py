@@ -26,9 +26,9 @@ from boardgen_pipeline.nodemap.render import map_routes
 from boardgen_pipeline.nodemap.validate import board_nodes
 
 
-def draw_record(m: NodeMap, master_seed: int, first_adventure: bool, pool_size: int) -> dict:
-    boards = [n for n in m.nodes if n.type in BOARD_TYPES]
-    boards.sort(key=lambda n: n.id)
+def draw_record(m: NodeMap, master_seed: int, first_adventure: bool, pool_size: int, shape: dict | None = None) -> dict:
+    """One draw's record; ``shape`` is ``map_shape(m)`` when the caller has it."""
+    shape = map_shape(m) if shape is None else shape
     return {
         "master_seed": master_seed,
         "first_adventure": first_adventure,
@@ -39,11 +39,25 @@ def draw_record(m: NodeMap, master_seed: int, first_adventure: bool, pool_size: 
         "fallback": m.fallback,
         "attempts": m.attempts,
         "pool_size": pool_size,
+        "layer_widths": shape["layer_widths"],
+        "routes": shape["routes"],
+        "board_node_ids": list(shape["board_node_ids"]),
+        "board_node_types": list(shape["board_node_types"]),
+        "board_node_depths": list(shape["board_node_depths"]),
+    }
+
+
+def map_shape(m: NodeMap) -> dict:
+    """What a draw record reads of the map's row set alone (its nodes and
+    edges): a batch of draws meets the same few row sets thousands of times,
+    and its caller may read each once."""
+    boards = sorted((n for n in m.nodes if n.type in BOARD_TYPES), key=lambda n: n.id)
+    return {
         "layer_widths": "-".join(map(str, m.layer_widths())),
         "routes": map_routes(m),
-        "board_node_ids": [n.id for n in boards],
-        "board_node_types": [n.type for n in boards],
-        "board_node_depths": [n.depth for n in boards],
+        "board_node_ids": tuple(n.id for n in boards),
+        "board_node_types": tuple(n.type for n in boards),
+        "board_node_depths": tuple(n.depth for n in boards),
     }
 
 

@@ -58,6 +58,7 @@ from boardgen_pipeline.nodemap import (
     draw_record,
     draw_uniformity,
     fixed_map,
+    map_shape,
     render_map,
     replay_level,
     simulate_draws,
@@ -145,14 +146,21 @@ def _domain_record(rec: dict) -> dict:
 
 def draw_records(pools, seeds, branches=BRANCHES, draws_fp: str = "") -> list[dict]:
     """One dataset record per (seed, branch, level), in that order, each
-    carrying ``draws_fp`` (``fingerprints.draws_fingerprint`` of the run)."""
+    carrying ``draws_fp`` (``fingerprints.draws_fingerprint`` of the run).
+    What a record reads of a map's row set, and its digest, are computed
+    once per row set (a batch meets the same few thousands of times)."""
     fp = pools_digest(pools)
+    read: dict = {}  # (level, template id, nodes, edges) -> (map_shape, map_digest)
     out = []
     for seed in seeds:
         for flag in branches:
             for m in draw_adventure(pools, seed, flag):
-                rec = draw_record(m, seed, flag, len(pools[m.level].templates))
-                out.append(_dataset_record(rec, map_digest(m), fp, draws_fp))
+                key = (m.level, m.template_id, m.nodes, m.edges)
+                known = read.get(key)
+                if known is None:
+                    known = read[key] = (map_shape(m), map_digest(m))
+                rec = draw_record(m, seed, flag, len(pools[m.level].templates), known[0])
+                out.append(_dataset_record(rec, known[1], fp, draws_fp))
     return out
 
 
