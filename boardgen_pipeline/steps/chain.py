@@ -291,11 +291,17 @@ def warm_up() -> None:
     from boardgen_pipeline import files, paths
     from boardgen_pipeline.board.generator import warm_up as generator_kernels
 
-    cache = paths.kernel_cache_dir()
-    cold = not any(cache.rglob("*.nbi"))
-    with files.lock(cache / ".compiling.lock") if cold else contextlib.nullcontext():
+    with files.lock(paths.kernel_cache_dir() / ".compiling.lock") if kernels_cold() else contextlib.nullcontext():
         generator_kernels()
         overlay_batch.warm_up()
+
+
+def kernels_cold() -> bool:
+    """Whether numba's cache folder for these kernel sources holds no compiled
+    kernel yet (a first run compiles)."""
+    from boardgen_pipeline import paths
+
+    return not any(paths.kernel_cache_dir().rglob("*.nbi"))
 
 
 def publish_result(root, result: RowResult) -> RowResult:
