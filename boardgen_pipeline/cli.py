@@ -852,12 +852,8 @@ def console() -> None:
     everything the night made is written, renamed and closed by then (a
     run's files by its lane, the instance by the block that opened it)."""
     argv = sys.argv[1:]
-    code = main(argv)
-    try:
-        quick = build_parser().parse_known_args(argv)[0].command in QUICK_EXIT
-    except SystemExit:
-        quick = False
-    if not quick:
+    code = main(argv)  # arguments that do not parse never return here (argparse exits 2)
+    if build_parser().parse_known_args(argv)[0].command not in QUICK_EXIT:
         sys.exit(code)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -38,7 +38,7 @@ OUTCOMES = ("completed", "failed", "abandoned")
 
 def gate(m: NodeMap) -> NodeMap:
     """The validator as the final gate of every produced map."""
-    violations = _violations(m.level, m.template_id, m.nodes, m.edges)
+    violations = _violations(*m.row_set)
     if violations:
         raise TableError(list(violations))
     return m

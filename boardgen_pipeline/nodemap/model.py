@@ -139,6 +139,12 @@ class NodeMap:
     def fallback(self) -> bool:
         return self.source == "procedural_fallback"
 
+    @property
+    def row_set(self) -> tuple:
+        """What the map is as a row set, whatever drew it (a key: its level,
+        template, nodes and edges; not its source, scope or attempts)."""
+        return (self.level, self.template_id, self.nodes, self.edges)
+
     def rows(self) -> bytes:
         """The row set handed to the level (ids, types, tutorial marks, edges;
         depths follow from the edges) as canonical bytes: the unit of

@@ -150,15 +150,14 @@ def draw_records(pools, seeds, branches=BRANCHES, draws_fp: str = "") -> list[di
     What a record reads of a map's row set, and its digest, are computed
     once per row set (a batch meets the same few thousands of times)."""
     fp = pools_digest(pools)
-    read: dict = {}  # (level, template id, nodes, edges) -> (map_shape, map_digest)
+    read: dict = {}  # NodeMap.row_set -> (map_shape, map_digest)
     out = []
     for seed in seeds:
         for flag in branches:
             for m in draw_adventure(pools, seed, flag):
-                key = (m.level, m.template_id, m.nodes, m.edges)
-                known = read.get(key)
+                known = read.get(m.row_set)
                 if known is None:
-                    known = read[key] = (map_shape(m), map_digest(m))
+                    known = read[m.row_set] = (map_shape(m), map_digest(m))
                 rec = draw_record(m, seed, flag, len(pools[m.level].templates), known[0])
                 out.append(_dataset_record(rec, known[1], fp, draws_fp))
     return out
