@@ -34,12 +34,10 @@ def _partition_runs(instance, key: dg.AssetKey, event_type) -> set[str]:
     runs = set()
     for start in range(0, len(ids), PAGE):
         chunk = ids[start:start + PAGE]
-        if event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
-            records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key, storage_ids=chunk),
-                                                      limit=len(chunk)).records
-        else:
-            records = instance.fetch_planned_materializations(dg.AssetRecordsFilter(asset_key=key, storage_ids=chunk),
-                                                              limit=len(chunk)).records
+        # the event log's own query, for both event types (the instance's fetch of planned
+        # materializations is deprecated, and a planned event has no other query by storage id)
+        records = instance.event_log_storage.get_event_records(
+            dg.EventRecordsFilter(event_type=event_type, asset_key=key, storage_ids=chunk), limit=len(chunk))
         runs.update(r.run_id for r in records)
     return runs
 

@@ -65,3 +65,30 @@ def test_a_forgotten_run_leaves_no_file_in_the_home(tmp_path):
     with sqlite3.connect(home / "history" / "runs" / "index.db") as db:
         checked = {r for (r,) in db.execute("select distinct run_id from asset_check_executions")}
     assert checked and checked <= set(now) and not checked & forgotten
+
+
+def test_a_partition_whose_latest_attempt_failed_keeps_that_run(tmp_path):
+    """A ``boards`` partition whose newest run planned it and failed holds
+    that run (the partition reads as failed, not as the older run's success),
+    although another run has since made another partition: only the
+    partition's own latest planned event says so."""
+    import dagster as dg
+
+    from boardgen_dagster import names, retention
+
+    @dg.asset(name=names.BOARDS, partitions_def=dg.StaticPartitionsDefinition(["1-0", "1-1"]),
+              config_schema={"fail": bool})
+    def boards(context):
+        if context.op_execution_context.op_config["fail"]:
+            raise RuntimeError("planted")
+        return 1
+
+    with dg.DagsterInstance.local_temp(str(tmp_path)) as instance:
+        def run(key, fail):
+            config = {"ops": {names.BOARDS: {"config": {"fail": fail}}}}
+            return dg.materialize([boards], partition_key=key, instance=instance, run_config=config,
+                                  raise_on_error=False).run_id
+
+        made, failed, other = run("1-0", False), run("1-0", True), run("1-1", False)
+        kept = retention.protected_runs(instance)
+    assert {made, failed, other} <= kept  # made: 1-0's latest materialization; other: 1-1's and the asset's
