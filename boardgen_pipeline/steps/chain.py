@@ -149,12 +149,11 @@ def _published_records(task: RowTask) -> list[dict]:
     """The row's published board records, from the bytes in the task; they must
     come from the row's current batch."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     batch = task.batch
     if task.published_boards is None:
         raise FileNotFoundError(f"row {batch.row.key_text} has no published boards: generate them first")
-    records = pq.read_table(pa.BufferReader(task.published_boards)).to_pylist()
+    records = datasets.read_file(pa.BufferReader(task.published_boards)).to_pylist()
     for r in records:
         r["level_index"], r["node_depth"] = batch.key
     fps = {r.get("batch_fingerprint") for r in records}

@@ -129,7 +129,7 @@ def _read(root: Path, path: Path, columns: tuple[str, ...]) -> _Facts:
     if problem is not None:
         return _Facts(problem, {})
     try:
-        table = pq.read_table(path, columns=[c for c in columns if c in pq.read_schema(path).names])
+        table = datasets.read_file(path, columns=[c for c in columns if c in pq.read_schema(path).names])
     except (OSError, ValueError) as exc:
         return _Facts(f"unreadable: {exc}", {})
     first = table.slice(0, 1).to_pylist()

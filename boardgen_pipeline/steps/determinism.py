@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.check_names import CHECK_BOARDS_DETERMINISTIC
@@ -127,13 +126,13 @@ def compare(root, key: tuple[int, int], data: bytes, digest_: str, batch_fingerp
     if not path.exists() or not publish.intact(root, path):
         return Reproduction(NEW, batch_fingerprint=batch_fingerprint)
     try:
-        stored = pq.read_table(path)
+        stored = datasets.read_file(path)
     except (OSError, ValueError):
         return Reproduction(NEW, batch_fingerprint=batch_fingerprint)
     if "batch_fingerprint" not in stored.column_names or \
             set(stored.column("batch_fingerprint").to_pylist()) != {batch_fingerprint}:
         return Reproduction(NEW, batch_fingerprint=batch_fingerprint)
-    new = pq.read_table(pa.BufferReader(data))
+    new = datasets.read_file(pa.BufferReader(data))
     found = first_difference(stored, new)
     if found is None:
         return Reproduction(REENCODED, batch_fingerprint=batch_fingerprint)

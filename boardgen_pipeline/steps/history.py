@@ -49,7 +49,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from boardgen_pipeline import canonical, files
 from boardgen_pipeline.board.solver import METRIC_VERSION
@@ -175,7 +174,7 @@ def trajectory(root, key: tuple[int, int], report: dict | None = None) -> Trajec
         problem = datasets.file_problem(root, path)
         if problem is None:
             try:
-                out.versions.extend(pq.read_table(path).to_pylist())
+                out.versions.extend(datasets.read_file(path).to_pylist())
                 continue
             except (OSError, ValueError) as exc:
                 problem = f"unreadable: {exc}"

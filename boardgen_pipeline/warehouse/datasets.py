@@ -320,6 +320,17 @@ def write_bytes_atomic(data: bytes, path: Path, root: Path | str | None = None, 
     return path
 
 
+def read_file(source, columns=None) -> pa.Table:
+    """One Parquet file (a path, or a buffer as ``pa.BufferReader``) as a
+    table, ``columns`` only when given. Read as one file, not through
+    ``pq.read_table``: that builds a dataset, and its first call in a
+    process imports ``pyarrow.dataset`` (half a second, on the path of the
+    night's table run); a partition's hive keys are not in its file either
+    way (``publish.read_partition`` puts them back)."""
+    with pq.ParquetFile(source) as file:
+        return file.read(columns=columns)
+
+
 def records_table(records: list[dict], drop=("level_index", "node_depth"), schema: pa.Schema | None = None) -> pa.Table:
     """Records to an Arrow table; the hive keys live in the path, not the file.
     With ``schema`` the columns are exactly its fields (typed even when every

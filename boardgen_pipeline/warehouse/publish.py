@@ -199,7 +199,7 @@ def read_flat(root: Path | str, dataset: str, name: str) -> list[dict] | None:
     path = datasets.flat_path(Path(root), dataset, name)
     if not path.exists():
         return None
-    return pq.read_table(path).to_pylist()
+    return datasets.read_file(path).to_pylist()
 
 
 def read_partition(root: Path | str, dataset: str, key: tuple[int, int]) -> list[dict]:
@@ -207,7 +207,7 @@ def read_partition(root: Path | str, dataset: str, key: tuple[int, int]) -> list
     path = datasets.partition_path(Path(root), dataset, key)
     if not path.exists():
         raise FileNotFoundError(f"no published {dataset} partition for row ({key[0]},{key[1]}): {path}")
-    rows = pq.read_table(path).to_pylist()
+    rows = datasets.read_file(path).to_pylist()
     for r in rows:
         r["level_index"], r["node_depth"] = key
     return rows
@@ -259,7 +259,7 @@ def _try_read(root, dataset: str, key: tuple[int, int], columns) -> list[dict] |
         if columns is not None:
             names = set(pq.read_schema(path).names)
             columns = [c for c in columns if c in names]
-        rows = pq.read_table(path, columns=columns).to_pylist()
+        rows = datasets.read_file(path, columns=columns).to_pylist()
     except (OSError, ValueError, KeyError):
         return None
     for r in rows:
