@@ -290,6 +290,8 @@ _PER_BOARD = (("revealed", "revealed"), ("safe_count", "safe"),
               ("attempts_used", "ran"), ("r0_cap_rejected", "r0_cap_rejected"),
               ("unreachable_rejected", "unreachable_rejected"), ("free_open_rejected", "free_open_rejected"),
               ("min_safe_rejected", "min_safe_rejected"), ("chosen_attempt", "ran"))
+_PER_BOARD_KEYS = tuple(key for key, _ in _PER_BOARD)
+_PER_BOARD_COLUMNS = tuple(column for _, column in _PER_BOARD)
 
 
 def summary_of(record) -> dict:
@@ -324,19 +326,21 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                              count=len(part))
         res = ws.run_batch(states, p.n, p.shave, row.min_safe_count, row.r0_max_cap, row.max_gen_attempts,
                            p.target, p.fog)
-        summary = [dict(zip(SUMMARY_FIELDS, t)) for t in res.summary.tolist()]
+        col = {name: res.summary[name].tolist() for name in SUMMARY_FIELDS}  # a column of Python ints a field
+        per_board = list(zip(*(col[c] for c in _PER_BOARD_COLUMNS)))
+        passed = col["passed"]
         draws = res.draws.tolist()
         layouts = _layouts(res.mines, res.fog, W, H)
         fog_cells = _fog_cells(res.fog) if regions else None
-        passed = res.summary["passed"]
+        mines = res.mines.tobytes()  # every board's mines: a board's are a slice of it
         # the difficulty figures, and a perfect player where complete logic leaves a guess (one kernel call)
         if figures:
-            board_figs = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, passed)
+            board_figs = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, res.summary["passed"])
         else:
-            board_figs = [{}] * len(part)
+            board_figs = None
         for i, scope in enumerate(part):
-            s = summary[i]
-            if not s["passed"] or template is None:
+            if not passed[i] or template is None:
+                s = {name: col[name][i] for name in SUMMARY_FIELDS}
                 stream = Stream("board_gen", scope, master_seed, int(res.state[i]), draws[i])
                 if s["passed"]:
                     ran = s["ran"]
@@ -344,7 +348,7 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
                                 "unreachable_rejected": s["unreachable_rejected"],
                                 "free_open_rejected": s["free_open_rejected"], "min_safe_rejected": s["min_safe_rejected"]}
                     g = _output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
-                                res.fog[i], dig_ap_cost, layouts[i], board_figs[i])
+                                res.fog[i], dig_ap_cost, layouts[i], board_figs[i] if figures else {})
                     template = g.metrics
                 else:
                     g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost,
@@ -355,33 +359,32 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
             # with this board's figures put in (the same keys in the same
             # order as metrics_record gives them, the same arithmetic)
             m = template.copy()
-            for key, col in _PER_BOARD:
-                m[key] = s[col]
-            revealed, safe = s["revealed"], s["safe"]
+            m.update(zip(_PER_BOARD_KEYS, per_board[i]))
+            revealed, safe = col["revealed"][i], col["safe"][i]
             m["inferability"] = revealed / safe
-            m["mines_actual"] = p.n - s["removed"]
-            m["unreachable_safe"] = max(0, s["unreachable"])
+            m["mines_actual"] = p.n - col["removed"][i]
+            m["unreachable_safe"] = max(0, col["unreachable"][i])
             m["scope"] = scope
             m["layout"] = layouts[i]
             if regions:
                 fog = fog_cells[i]
                 safe_core = safe - len(fog)
-                unpaid = s["unpaid"]
-                m["inferability_core"] = s["revealed_core"] / max(1, safe_core)
+                unpaid = col["unpaid"][i]
+                m["inferability_core"] = col["revealed_core"][i] / max(1, safe_core)
                 m["safe_core"] = safe_core
                 m["fog_cells"] = len(fog)
                 m["fog_ratio"] = len(fog) / cells
-                m["fog_regions_placed"] = s["placed"]
-                m["fog_shortfall"] = regions - s["placed"]
+                m["fog_regions_placed"] = col["placed"][i]
+                m["fog_shortfall"] = regions - col["placed"][i]
                 m["delta_budget_fog"] = unpaid * dig_ap_cost
-                m["fog_burden_ratio"] = unpaid / s["paid"]
+                m["fog_burden_ratio"] = unpaid / col["paid"][i]
             else:
                 fog = ()
                 m["inferability_core"] = revealed / safe
                 m["safe_core"] = safe
-            board = Board(W, H, spawn_side, res.mines[i].tobytes(), fog)
-            m.update(board_figs[i])  # the template's keys, this board's difficulty figures
-            out.append(Generated(board, m))
+            if figures:
+                m.update(board_figs[i])  # the template's keys, this board's difficulty figures
+            out.append(Generated(Board(W, H, spawn_side, mines[i * cells:(i + 1) * cells], fog), m))
     return out
 
 
