@@ -6,10 +6,11 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardgen_pipeline.board import kernels
+from boardgen_pipeline.board import kernels, rng
 from boardgen_pipeline.board.rng import SeedSpace, Stream, derive_at, sigma, splitmix64
 
 
@@ -90,3 +91,19 @@ def test_sigma_ranges_are_disjoint_for_all_rows():
     assert sigma(1, 0) == 10**9 + 2**20
     starts = sorted(sigma(level, depth) for level in range(1, 4) for depth in range(256))
     assert all(b - a >= 2**12 for a, b in zip(starts, starts[1:]))
+
+
+@given(st.sampled_from(rng.LABELS), st.lists(st.integers(0, 2**63 - 1), max_size=40), st.integers(0, 2**40))
+def test_a_batch_of_initial_states_is_each_scopes_own(label, scopes, master_seed):
+    """``initial_states`` hashes the name's common prefix once: every state
+    must still be the one ``initial_state`` gives its scope alone."""
+    got = rng.initial_states(label, scopes, master_seed)
+    assert got.dtype == np.uint64 and got.tolist() == [rng.initial_state(label, s, master_seed) for s in scopes]
+
+
+def test_a_batch_of_initial_states_refuses_a_negative_scope_or_seed():
+    with pytest.raises(ValueError):
+        rng.initial_states("board_gen", [3, -1])
+    with pytest.raises(ValueError):
+        rng.initial_states("board_gen", [3], master_seed=-1)
+    assert rng.initial_states("board_gen", []).tolist() == []

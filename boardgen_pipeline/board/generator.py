@@ -37,7 +37,7 @@ from boardgen_pipeline.board import kernels, player, workspace
 from boardgen_pipeline.board.geometry import Board, Geometry, neighbour_arrays
 from boardgen_pipeline.board.kernel_args import SUMMARY_FIELDS
 from boardgen_pipeline.board.placement import candidate_cells
-from boardgen_pipeline.board.rng import Stream, derive_at, initial_state
+from boardgen_pipeline.board.rng import Stream, derive_at, initial_states
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.tables.board_gen import (
     BoardGenRow,
@@ -322,8 +322,7 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
     out: list[Generated] = []
     for start in range(0, len(scopes), chunk):
         part = scopes[start : start + chunk]
-        states = np.fromiter((initial_state("board_gen", s, master_seed) for s in part), dtype=np.uint64,
-                             count=len(part))
+        states = initial_states("board_gen", part, master_seed)
         res = ws.run_batch(states, p.n, p.shave, row.min_safe_count, row.r0_max_cap, row.max_gen_attempts,
                            p.target, p.fog)
         col = {name: res.summary[name].tolist() for name in SUMMARY_FIELDS}  # a column of Python ints a field

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from boardgen_pipeline.board.r0 import board_arrays, r0_batch
-from boardgen_pipeline.board.rng import initial_state
+from boardgen_pipeline.board.rng import initial_states
 from boardgen_pipeline.variants.placement import STREAM_LABEL, Overlay, overlay_record_schema
 from boardgen_pipeline.variants.placement_kernels import place_regions, target_table
 from boardgen_pipeline.variants.table import VariantType, VariationTable, candidate_pools
@@ -489,8 +489,7 @@ def place_row(mines, fog, *, scopes: Sequence[int], master_seed: int = 0, width:
         r0, _ = board_arrays(r0, None, width, height)
         if r0.shape != mines.shape:
             raise ValueError(f"r0 of shape {r0.shape} for boards of shape {mines.shape}")
-    states = np.fromiter((initial_state(STREAM_LABEL, int(s), master_seed) for s in board_scope), np.uint64,
-                         count=boards)
+    states = initial_states(STREAM_LABEL, board_scope, master_seed)
     pct = table.percent_of_cells
     targets = target_table(width * height, pct.numerator, pct.denominator, (level_index - 1) * table.per_level_bonus)
     region = pools.region_pool
