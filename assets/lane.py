@@ -31,6 +31,7 @@ def serve(orders, answers, dagster_home: str) -> None:
     import dagster as dg
 
     from boardgen_dagster import definitions
+    from boardgen_pipeline.processes import freeze_long_lived
     from boardgen_pipeline.steps import night
     from boardgen_pipeline.steps.chain import warm_up
 
@@ -49,6 +50,7 @@ def serve(orders, answers, dagster_home: str) -> None:
                 # the kernels, once for every rows run of the lane (the server has loaded them already
                 # unless that failed: then here, under the compile lock, with the error where it belongs)
                 warm_up()
+                freeze_long_lived()  # what it loaded (nothing, when the server had the kernels)
                 warmed = True
             if instance is None:
                 instance = dg.DagsterInstance.get()

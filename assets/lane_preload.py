@@ -14,6 +14,7 @@ import dagster  # noqa: F401
 import sqlalchemy  # noqa: F401 - what the instance's storage loads when a lane opens it
 
 from boardgen_dagster import definitions  # noqa: F401
+from boardgen_pipeline.processes import freeze_long_lived
 from boardgen_pipeline.steps.chain import kernels_cold, warm_up
 
 # From a warm cache the kernels load in about half a second, here, while the nightly makes the home. On a
@@ -24,6 +25,10 @@ from boardgen_pipeline.steps.chain import kernels_cold, warm_up
 if not kernels_cold():
     with contextlib.suppress(Exception):
         warm_up()
+
+# What every lane keeps for its life, out of its collections: a lane's rows allocate many records, and a
+# full collection walked all of this; nor does a lane then write to the pages it shares with the server.
+freeze_long_lived()
 
 # The server exits with the nightly; the interpreter's teardown of Dagster's and numba's modules would
 # take about a second in which it still holds the nightly's output open (a pipe reading it waits).

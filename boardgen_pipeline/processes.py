@@ -2,10 +2,13 @@
 starts children of its own (``dagster dev`` starts a webserver and a
 daemon) runs in a process group of its own, and a stop signal reaches the
 whole group, which gets a grace period and is then killed, so nothing is
-left holding the instance. Plain processes, no Dagster."""
+left holding the instance. And a process that has loaded what it keeps for
+its life sets it aside from the garbage collector (:func:`freeze_long_lived`).
+Plain processes, no Dagster."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -58,3 +61,14 @@ def stop_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
         pass
 
 
+def freeze_long_lived() -> None:
+    """Set every object alive now aside from the garbage collector
+    (``gc.freeze``), once a process has loaded what it keeps for its life:
+    its modules and compiled kernels. A batch of boards allocates tens of
+    thousands of records, which start collections; a full one walked the
+    130,000 objects of the loaded modules for about 110 ms, a tenth of a
+    20,000-board batch. Frozen objects are never freed, which costs nothing
+    for objects that live as long as the process; and a process forked from
+    this one no longer writes to the pages it shares with it when it collects
+    (the Python documentation's advice for a server that forks)."""
+    gc.freeze()

@@ -123,10 +123,13 @@ class Outcome:
 
 
 def _warm() -> None:
-    # A worker loads the compiled kernels from numba's cache once, before its first row.
+    # A worker loads the compiled kernels from numba's cache once, before its first row, and keeps
+    # them (and its modules) out of its collections.
+    from boardgen_pipeline.processes import freeze_long_lived
     from boardgen_pipeline.steps.chain import warm_up
 
     warm_up()
+    freeze_long_lived()
 
 
 class RowPool:
