@@ -115,3 +115,17 @@ def test_row_records_are_read_a_few_files_a_scan_and_a_damaged_file_costs_only_i
     assert got == {(1, d): [{"p50": d / 10, "level_index": 1, "node_depth": d}] for d in (0, 1, 3, 4)}
     every = publish.read_row_records(tmp_path, "calibration_report", keys)
     assert every[(1, 4)] == [{"p50": 0.4, "x": 4, "level_index": 1, "node_depth": 4}] and len(every) == 4
+
+
+def test_a_file_of_an_older_schema_is_read_for_the_columns_it_has(tmp_path):
+    """A reader asks for today's columns; a file written before one of them
+    existed gives the others, in the order asked, rather than failing."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from boardgen_pipeline.warehouse import datasets
+
+    path = tmp_path / "old.parquet"
+    pq.write_table(pa.table({"b": [2], "a": [1]}), path)
+    assert datasets.read_file(path, columns=["a", "new", "b"]).to_pylist() == [{"a": 1, "b": 2}]
+    assert datasets.read_file(pa.BufferReader(path.read_bytes())).column_names == ["b", "a"]

@@ -123,13 +123,11 @@ class _FileFacts:
 
 
 def _read(root: Path, path: Path, columns: tuple[str, ...]) -> _Facts:
-    import pyarrow.parquet as pq
-
     problem = datasets.file_problem(root, path)
     if problem is not None:
         return _Facts(problem, {})
     try:
-        table = datasets.read_file(path, columns=[c for c in columns if c in pq.read_schema(path).names])
+        table = datasets.read_file(path, columns=columns)
     except (OSError, ValueError) as exc:
         return _Facts(f"unreadable: {exc}", {})
     first = table.slice(0, 1).to_pylist()

@@ -322,13 +322,14 @@ def write_bytes_atomic(data: bytes, path: Path, root: Path | str | None = None, 
 
 def read_file(source, columns=None) -> pa.Table:
     """One Parquet file (a path, or a buffer as ``pa.BufferReader``) as a
-    table, ``columns`` only when given. Read as one file, not through
+    table; with ``columns``, those of them the file has (a file of an older
+    schema lacks some), from one opening. Read as one file, not through
     ``pq.read_table``: that builds a dataset, and its first call in a
     process imports ``pyarrow.dataset`` (half a second, on the path of the
     night's table run); a partition's hive keys are not in its file either
     way (``publish.read_partition`` puts them back)."""
     with pq.ParquetFile(source) as file:
-        return file.read(columns=columns)
+        return file.read(columns=columns)  # a column the file lacks is left out (read_table would raise)
 
 
 def records_table(records: list[dict], drop=("level_index", "node_depth"), schema: pa.Schema | None = None) -> pa.Table:

@@ -256,9 +256,6 @@ def _try_read(root, dataset: str, key: tuple[int, int], columns) -> list[dict] |
     ``columns``, those the file has (a file of an older schema lacks some)."""
     path = datasets.partition_path(Path(root), dataset, key)
     try:
-        if columns is not None:
-            names = set(pq.read_schema(path).names)
-            columns = [c for c in columns if c in names]
         rows = datasets.read_file(path, columns=columns).to_pylist()
     except (OSError, ValueError, KeyError):
         return None
