@@ -3,8 +3,8 @@ starts children of its own (``dagster dev`` starts a webserver and a
 daemon) runs in a process group of its own, and a stop signal reaches the
 whole group, which gets a grace period and is then killed, so nothing is
 left holding the instance. And a process that has loaded what it keeps for
-its life sets it aside from the garbage collector (:func:`freeze_long_lived`).
-Plain processes, no Dagster."""
+its life sets it aside from the garbage collector (:func:`freeze_long_lived`). How many cores this process may use
+(:func:`default_workers`). Plain processes, no Dagster."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import gc
 import os
 import signal
 import subprocess
+from pathlib import Path
 
 GRACE_SECONDS = 15
 
@@ -72,3 +73,39 @@ def freeze_long_lived() -> None:
     this one no longer writes to the pages it shares with it when it collects
     (the Python documentation's advice for a server that forks)."""
     gc.freeze()
+
+
+def default_workers() -> int:
+    """Every core this process may use: the cores it may run on, capped by
+    the CPU quota of its control group (a 2-CPU container on a 64-core node
+    gets 2, not 64)."""
+    try:
+        cores = max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        cores = max(1, os.cpu_count() or 1)
+    quota = cgroup_cpus()
+    return max(1, min(cores, quota)) if quota else cores
+
+
+CGROUP_V2_MAX = "/sys/fs/cgroup/cpu.max"
+CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+
+
+def cgroup_cpus(v2: str | None = None, v1: tuple[str, str] | None = None) -> int | None:
+    """The CPUs the control group's quota allows, rounded up (``cpu.max``
+    ``"200000 100000"`` is 2), or None without a quota. ``v2``, ``v1``: the
+    files to read (default: ``CGROUP_V2_MAX``, ``CGROUP_V1``, read when called)."""
+    import math
+
+    try:
+        quota, period = Path(v2 or CGROUP_V2_MAX).read_text(encoding="ascii").split()[:2]
+        if quota == "max":
+            return None
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        pass
+    try:
+        quota, period = (int(Path(p).read_text(encoding="ascii").strip()) for p in v1 or CGROUP_V1)
+    except (OSError, ValueError):
+        return None
+    return max(1, math.ceil(quota / period)) if quota > 0 and period > 0 else None

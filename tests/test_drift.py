@@ -16,11 +16,25 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from boardgen_pipeline.board import kernel_cache
 from boardgen_pipeline.steps import determinism
 from boardgen_pipeline.warehouse import datasets
 
 from .nightly_support import REPO, TIMEOUT, parquet_files
 
+RELOAD = """
+import importlib, pkgutil
+from numba.extending import is_jitted
+import boardgen_pipeline.board, boardgen_pipeline.variants
+from boardgen_pipeline.steps.chain import warm_up
+warm_up()
+misses = 0
+for pkg in (boardgen_pipeline.board, boardgen_pipeline.variants):
+    for m in pkgutil.iter_modules(pkg.__path__):
+        mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
+        misses += sum(sum(o.stats.cache_misses.values()) for o in vars(mod).values() if is_jitted(o))
+print(misses)
+"""
 STREAM_CONSTANT = "0x94D049BB133111EB"  # SplitMix64's second multiplier: every draw of every stream moves
 
 
@@ -70,6 +84,12 @@ def test_a_drift_planted_in_a_copy_of_the_source_turns_the_nightly_red_and_keeps
         assert record["scope"] == min(stored.column("scope").to_pylist())  # every board moved: the first scope
         assert record["stored_layout"] == stored.column("layout")[0].as_py() != record["new_layout"]
         assert record["stored_digest"] == determinism.records_digest(stored)
+    # the kernels this night compiled on its empty cache (from both ends at once, board.kernel_cache) are all
+    # found by a new process: not one compiled again
+    assert list((tmp_path / "numba").rglob(kernel_cache.SAVE_LOCK)), "the saves did not take the lock"
+    p = subprocess.run([sys.executable, "-c", RELOAD], env=env, capture_output=True, text=True, timeout=TIMEOUT,
+                       cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout.split()[-1] == "0", p.stdout + p.stderr
     # the same check on demand writes nothing and says the same
     p = subprocess.run([sys.executable, "-m", "boardgen_pipeline.cli", "verify", "--regenerate", "--warehouse",
                         str(root), "--tables", str(small_nightly["tables"]), "--samples", small_nightly["samples"],

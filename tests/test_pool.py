@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from boardgen_pipeline import processes
 from boardgen_pipeline.errors import ClusterError
 from boardgen_pipeline.steps import pool as pool_mod
 from boardgen_pipeline.steps.pool import RowPool, check_address, connect, workers_for
@@ -212,13 +213,13 @@ def test_cgroup_cpus_reads_the_quota(tmp_path, v2, v1, cpus):
     if v1 is not None:
         for path, text in zip(v1_paths, v1):
             path.write_text(text + "\n")
-    assert pool_mod.cgroup_cpus(str(v2_path), tuple(map(str, v1_paths))) == cpus
+    assert processes.cgroup_cpus(str(v2_path), tuple(map(str, v1_paths))) == cpus
 
 
 def test_a_2_cpu_quota_on_a_many_core_machine_gives_2_workers(tmp_path, monkeypatch):
     (tmp_path / "cpu.max").write_text("200000 100000\n")
-    monkeypatch.setattr(pool_mod, "CGROUP_V2_MAX", str(tmp_path / "cpu.max"))
-    monkeypatch.setattr(pool_mod, "CGROUP_V1", (str(tmp_path / "none1"), str(tmp_path / "none2")))
+    monkeypatch.setattr(processes, "CGROUP_V2_MAX", str(tmp_path / "cpu.max"))
+    monkeypatch.setattr(processes, "CGROUP_V1", (str(tmp_path / "none1"), str(tmp_path / "none2")))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
     assert pool_mod.default_workers() == 2
     assert pool_mod.parallelism(600) == 2 and pool_mod.build(600).workers == 2

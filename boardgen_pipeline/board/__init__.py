@@ -21,7 +21,9 @@ fog, F1-F5; SPEC 2, 5, 6).
 - ``probability``: exact mine probabilities of a position, and ``player``:
   a perfect player's forced guesses and survival (fairness; ``limbs``:
   exact integers for their kernels);
-- ``bench``: throughput of one row, for ``boardgen bench``.
+- ``bench``: throughput of one row, for ``boardgen bench``;
+- ``kernel_cache``: numba's cache written by two processes at once, the
+  cold compile run from both ends.
 
 Imports only ``tables``, ``errors`` and ``paths`` below it. Importing the
 package sets numba's cache folder first (``paths.kernel_cache_dir``: named by

@@ -545,16 +545,33 @@ def legality_reasons(measure, min_safe_count: int, r0_max_cap: int) -> list[str]
     return reasons
 
 
-def warm_up() -> None:
+def warm_up(from_the_other_end: bool = False) -> None:
     """Compile (or load from numba's on-disk cache) every kernel the
     generator uses: the attempt loop (per board and batched, with and
-    without fog), the replay and the measure. Calling it once before starting worker processes lets them load
-    the cache instead of compiling side by side."""
+    without fog), the replay, the measure and the figures. Calling it once before starting worker processes lets them load
+    the cache instead of compiling side by side.
+
+    ``from_the_other_end``: the steps last to first, as the second process
+    of a cold compile runs them, after :func:`warm_up_figures`
+    (``kernel_cache``)."""
     base = dict(level_index=1, node_depth=0, board_width=8, board_height=8, mine_density=0.2,
                 inferability_target=0.85, min_safe_count=1, board_type="dungeon", shave_ring_radius=1,
                 r0_max_cap=32)
-    for extra in ({"max_gen_attempts": 2}, {"max_gen_attempts": 1, "r0_max_cap": 9},
-                  {"max_gen_attempts": 1, "fog_region_count": 1, "fog_target_ratio": 0.05}):
-        row = BoardGenRow(**{**base, **extra})
-        generate_from_row(row, 3, derive_at("board_gen", 0))
-        generate_batch_from_row(row, 3, range(2))
+    rows = [BoardGenRow(**{**base, **extra}) for extra in (
+        {"max_gen_attempts": 2}, {"max_gen_attempts": 1, "r0_max_cap": 9},
+        {"max_gen_attempts": 1, "fog_region_count": 1, "fog_target_ratio": 0.05})]
+    # the attempt loop first, the figures last: the other end of a cold compile starts with the figures
+    steps = ([lambda row=row: generate_batch_from_row(row, 3, range(2), figures=False) for row in rows]
+             + [lambda row=row: generate_from_row(row, 3, derive_at("board_gen", 0)) for row in rows]
+             + [lambda row=row: generate_batch_from_row(row, 3, range(2)) for row in rows])
+    for step in reversed(steps) if from_the_other_end else steps:
+        step()
+
+
+def warm_up_figures() -> None:
+    """Compile (or load) the figures' kernels alone (difficulty, probability,
+    the perfect player): half of a cold compile, which :func:`warm_up`
+    reaches after the attempt loop, the other half."""
+    mines = np.zeros((1, 64), np.uint8)
+    mines[0, [0, 7, 56, 63]] = 1  # the corners: outside the spawn square
+    player.board_figures_batch(8, 8, 3, mines, np.zeros_like(mines), [1])

@@ -284,15 +284,43 @@ def warm_up() -> None:
     that start together on a cold cache (the nightly's lanes) compile one at
     a time: the first compiles, the others wait and then load what it
     wrote, rather than each compiling every kernel at once (twice the CPU,
-    and no sooner done)."""
-    import contextlib
-
+    and no sooner done). The one that compiles has a second process compile
+    from the other end meanwhile, on a machine with a second core
+    (``board.kernel_cache``)."""
     from boardgen_pipeline import files, paths
-    from boardgen_pipeline.board.generator import warm_up as generator_kernels
+    from boardgen_pipeline.board import kernel_cache
 
-    with files.lock(paths.kernel_cache_dir() / ".compiling.lock") if kernels_cold() else contextlib.nullcontext():
-        generator_kernels()
+    if not kernels_cold():
+        _warm_up_kernels()
+        return
+    with files.lock(paths.kernel_cache_dir() / ".compiling.lock"):
+        if not kernels_cold():  # another process compiled them while this one waited
+            _warm_up_kernels()
+            return
+        with kernel_cache.other_end_compiling(f"{__name__}:warm_up_from_the_other_end"):
+            _warm_up_kernels()
+
+
+def _warm_up_kernels(from_the_other_end: bool = False) -> None:
+    from boardgen_pipeline.board import generator
+
+    if from_the_other_end:
+        generator.warm_up_figures()
         overlay_batch.warm_up()
+        generator.warm_up(from_the_other_end=True)
+    else:
+        generator.warm_up()
+        overlay_batch.warm_up()
+
+
+def warm_up_from_the_other_end() -> None:
+    """The second process of a cold compile (``warm_up``): every kernel, in
+    the other order (the figures and the overlays first), its saves
+    serialized with the first process's."""
+    from boardgen_pipeline.board import kernel_cache
+
+    kernel_cache.serialize_cache_writes()
+    _warm_up_kernels(from_the_other_end=True)
 
 
 def kernels_cold() -> bool:

@@ -31,16 +31,15 @@ the workers, for the caller's log.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from pathlib import Path
 
 from boardgen_pipeline.errors import ClusterError, ClusterLost
+from boardgen_pipeline.processes import default_workers
 from boardgen_pipeline.settings import check_address
 
 RETRIES = 2  # runs again of a row whose worker died; the row fails when it kills its worker once more
@@ -50,42 +49,6 @@ WORKERLESS_SECONDS = 60  # a cluster that lost every worker fails the run after 
 # Below this many rows a worker costs more to start (~1 s: imports and the
 # kernels' cache) than it saves; measured in benchmarks/scale.py.
 MIN_ROWS_PER_WORKER = 12
-
-
-def default_workers() -> int:
-    """Every core this process may use: the cores it may run on, capped by
-    the CPU quota of its control group (a 2-CPU container on a 64-core node
-    gets 2, not 64)."""
-    try:
-        cores = max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        cores = max(1, os.cpu_count() or 1)
-    quota = cgroup_cpus()
-    return max(1, min(cores, quota)) if quota else cores
-
-
-CGROUP_V2_MAX = "/sys/fs/cgroup/cpu.max"
-CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
-
-
-def cgroup_cpus(v2: str | None = None, v1: tuple[str, str] | None = None) -> int | None:
-    """The CPUs the control group's quota allows, rounded up (``cpu.max``
-    ``"200000 100000"`` is 2), or None without a quota. ``v2``, ``v1``: the
-    files to read (default: ``CGROUP_V2_MAX``, ``CGROUP_V1``, read when called)."""
-    import math
-
-    try:
-        quota, period = Path(v2 or CGROUP_V2_MAX).read_text(encoding="ascii").split()[:2]
-        if quota == "max":
-            return None
-        return max(1, math.ceil(int(quota) / int(period)))
-    except (OSError, ValueError):
-        pass
-    try:
-        quota, period = (int(Path(p).read_text(encoding="ascii").strip()) for p in v1 or CGROUP_V1)
-    except (OSError, ValueError):
-        return None
-    return max(1, math.ceil(quota / period)) if quota > 0 and period > 0 else None
 
 
 def build(rows: int, workers: int | None = None, dask: str = "", source: str = "BOARDGEN_DASK",
