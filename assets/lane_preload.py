@@ -18,7 +18,8 @@ from boardgen_pipeline.processes import freeze_long_lived
 from boardgen_pipeline.steps.chain import kernels_cold, warm_up
 
 # From a warm cache the kernels load in about half a second, here, while the nightly makes the home. On a
-# cold cache the lane that runs rows compiles them, while the other draws the node maps: compiling here
+# cold cache (one that any kernel may be missing from) the lane that runs rows compiles them, with a second
+# process from the other end, while the other lane draws the node maps: compiling here
 # would hold every lane back for the whole compile, as the night did before the fork server. A failure
 # here must not take the server down with it: a lane that runs rows warms the kernels up again before
 # its first rows, and says why there.

@@ -135,3 +135,18 @@ def test_a_failed_compile_takes_the_second_process_with_it(tmp_path, monkeypatch
     with pytest.raises(RuntimeError), kernel_cache.other_end_compiling("entry_probe:run_long") as proc:
         raise RuntimeError("the compile failed")
     assert proc.returncode is not None and proc.returncode < 0  # killed, not waited for
+
+
+def test_a_cache_holding_some_kernels_is_cold_until_a_warm_up_compiled_them_all(tmp_path, monkeypatch):
+    """A folder where a few tests compiled a few kernels is cold: the night
+    compiles what is missing under the compile lock, from both ends, rather
+    than the lanes' server compiling it alone, holding every lane back."""
+    from boardgen_pipeline.steps import chain
+
+    monkeypatch.setattr("boardgen_pipeline.paths.kernel_cache_dir", lambda: tmp_path)
+    assert chain.kernels_cold()
+    (tmp_path / "board_x").mkdir()
+    (tmp_path / "board_x" / "closure_rows.close_rows-10.py311.nbi").write_bytes(b"")
+    assert chain.kernels_cold()
+    (tmp_path / chain.WARM_MARK).touch()
+    assert not chain.kernels_cold()

@@ -27,6 +27,7 @@ task), e.g. when only the variation table changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -277,6 +278,9 @@ def overlay_figures(batch: SeedBatch, overlays: overlay_batch.OverlayBatch, fing
     }
 
 
+WARM_MARK = ".warm"  # in numba's cache folder, once a warm_up has compiled every kernel into it
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel a row's chain runs:
     the generator's and the overlays'. A worker calls it before its first
@@ -299,6 +303,8 @@ def warm_up() -> None:
             return
         with kernel_cache.other_end_compiling(f"{__name__}:warm_up_from_the_other_end"):
             _warm_up_kernels()
+        with contextlib.suppress(OSError):  # a folder numba cannot write either: each process compiles
+            (paths.kernel_cache_dir() / WARM_MARK).touch()
 
 
 def _warm_up_kernels(from_the_other_end: bool = False) -> None:
@@ -324,11 +330,14 @@ def warm_up_from_the_other_end() -> None:
 
 
 def kernels_cold() -> bool:
-    """Whether numba's cache folder for these kernel sources holds no compiled
-    kernel yet (a first run compiles)."""
+    """Whether numba's cache folder for these kernel sources may lack a
+    kernel a row runs: no ``warm_up`` has compiled them all into it yet
+    (``WARM_MARK``). A folder holding only some of them (the kernels a few
+    tests compiled) is cold too: what is missing is compiled under the
+    compile lock, from both ends, not by whichever process meets it first."""
     from boardgen_pipeline import paths
 
-    return not any(paths.kernel_cache_dir().rglob("*.nbi"))
+    return not (paths.kernel_cache_dir() / WARM_MARK).exists()
 
 
 def publish_result(root, result: RowResult) -> RowResult:
