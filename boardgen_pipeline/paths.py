@@ -153,6 +153,16 @@ def kernel_digest() -> str:
     return digest({"boundscheck": os.environ.get("NUMBA_BOUNDSCHECK", ""), "sources": sources})
 
 
+def kernel_stamps() -> str:
+    """16 hex digits naming what numba checks before it uses a cached kernel:
+    each kernel source's modification time and size (its "source stamp").
+    A copy of the same sources (a fresh clone) has other stamps: numba
+    compiles every kernel again there, into the same digest folder."""
+    package = Path(__file__).resolve().parent
+    return digest([[p.relative_to(package).as_posix(), p.stat().st_mtime_ns, p.stat().st_size]
+                   for p in kernel_sources()])
+
+
 def kernel_cache_base() -> Path:
     """``$BOARDGEN_NUMBA_CACHE``, else ``$NUMBA_CACHE_DIR``, else the user's
     cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``; ``%LOCALAPPDATA%`` on

@@ -278,7 +278,7 @@ def overlay_figures(batch: SeedBatch, overlays: overlay_batch.OverlayBatch, fing
     }
 
 
-WARM_MARK = ".warm"  # in numba's cache folder, once a warm_up has compiled every kernel into it
+WARM_MARK = ".warm"  # in numba's cache folder: the source stamps a warm_up compiled every kernel from
 
 
 def warm_up() -> None:
@@ -304,7 +304,7 @@ def warm_up() -> None:
         with kernel_cache.other_end_compiling(f"{__name__}:warm_up_from_the_other_end"):
             _warm_up_kernels()
         with contextlib.suppress(OSError):  # a folder numba cannot write either: each process compiles
-            (paths.kernel_cache_dir() / WARM_MARK).touch()
+            files.atomic_write(paths.kernel_cache_dir() / WARM_MARK, paths.kernel_stamps())
 
 
 def _warm_up_kernels(from_the_other_end: bool = False) -> None:
@@ -331,13 +331,19 @@ def warm_up_from_the_other_end() -> None:
 
 def kernels_cold() -> bool:
     """Whether numba's cache folder for these kernel sources may lack a
-    kernel a row runs: no ``warm_up`` has compiled them all into it yet
-    (``WARM_MARK``). A folder holding only some of them (the kernels a few
-    tests compiled) is cold too: what is missing is compiled under the
-    compile lock, from both ends, not by whichever process meets it first."""
+    kernel a row runs, for these very files: no ``warm_up`` has compiled
+    them all into it yet from files of these stamps (``WARM_MARK`` holds
+    ``paths.kernel_stamps()``). A folder holding only some of them (the
+    kernels a few tests compiled), or compiled from a copy of the same
+    sources (another clone: numba refuses what another file's stamp
+    compiled), is cold too: what is missing is compiled under the compile
+    lock, from both ends, not by whichever process meets it first."""
     from boardgen_pipeline import paths
 
-    return not (paths.kernel_cache_dir() / WARM_MARK).exists()
+    try:
+        return (paths.kernel_cache_dir() / WARM_MARK).read_text(encoding="utf-8") != paths.kernel_stamps()
+    except OSError:
+        return True
 
 
 def publish_result(root, result: RowResult) -> RowResult:
