@@ -153,14 +153,15 @@ def kernel_digest() -> str:
     return digest({"boundscheck": os.environ.get("NUMBA_BOUNDSCHECK", ""), "sources": sources})
 
 
-def kernel_stamps() -> str:
-    """16 hex digits naming what numba checks before it uses a cached kernel:
-    each kernel source's modification time and size (its "source stamp").
-    A copy of the same sources (a fresh clone) has other stamps: numba
-    compiles every kernel again there, into the same digest folder."""
+def kernel_cache_mark() -> Path:
+    """The file a finished warm-up leaves in the kernel cache folder for the
+    sources at this path. Numba keeps the kernels of each source folder in
+    a subfolder named by that folder's path (and checks each file's
+    content), so one digest folder serves every checkout of the same
+    sources, and each checkout compiles its own (a fresh clone beside this
+    one compiles every kernel again)."""
     package = Path(__file__).resolve().parent
-    return digest([[p.relative_to(package).as_posix(), p.stat().st_mtime_ns, p.stat().st_size]
-                   for p in kernel_sources()])
+    return kernel_cache_dir() / f".warm-{digest(str(package))}"
 
 
 def kernel_cache_base() -> Path:

@@ -140,31 +140,21 @@ def test_a_failed_compile_takes_the_second_process_with_it(tmp_path, monkeypatch
 
 
 def test_a_cache_holding_some_kernels_is_cold_until_a_warm_up_compiled_them_all(tmp_path, monkeypatch):
-    """A folder where a few tests compiled a few kernels, or another clone of
-    the same sources compiled them all, is cold: the night compiles what is
-    missing under the compile lock, from both ends, rather than the lanes'
-    server compiling it alone, holding every lane back."""
+    """A folder where a few tests compiled a few kernels, or another checkout
+    of the same sources compiled them all, is cold: the night compiles what
+    is missing under the compile lock, from both ends, rather than the
+    lanes' server compiling it alone, holding every lane back."""
     from boardgen_pipeline.steps import chain
 
-    monkeypatch.setattr("boardgen_pipeline.paths.kernel_cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(paths, "kernel_cache_dir", lambda: tmp_path)
     assert chain.kernels_cold()
     (tmp_path / "board_x").mkdir()
     (tmp_path / "board_x" / "closure_rows.close_rows-10.py311.nbi").write_bytes(b"")
     assert chain.kernels_cold()
-    (tmp_path / chain.WARM_MARK).write_text(paths.kernel_stamps())
-    assert not chain.kernels_cold()
-    # another clone of the same sources: numba finds the kernels stale (their files' stamps differ)
-    (tmp_path / chain.WARM_MARK).write_text("0123456789abcdef")
+    monkeypatch.setattr(paths, "__file__", str(tmp_path / "other_checkout" / "boardgen_pipeline" / "paths.py"))
+    paths.kernel_cache_mark().touch()  # another checkout's warm-up
+    monkeypatch.undo()
+    monkeypatch.setattr(paths, "kernel_cache_dir", lambda: tmp_path)
     assert chain.kernels_cold()
-
-
-def test_the_stamps_follow_a_touched_source(tmp_path, monkeypatch):
-    package = tmp_path / "boardgen_pipeline"
-    (package / "board").mkdir(parents=True)
-    kernel = package / "board" / "k.py"
-    kernel.write_text("from numba import njit\n")
-    monkeypatch.setattr(paths, "__file__", str(package / "paths.py"))
-    monkeypatch.setattr(paths, "kernel_sources", lambda: [kernel])
-    before = paths.kernel_stamps()
-    os.utime(kernel, ns=(kernel.stat().st_atime_ns, kernel.stat().st_mtime_ns + 1_000_000_000))
-    assert paths.kernel_stamps() != before
+    paths.kernel_cache_mark().touch()  # this checkout's
+    assert not chain.kernels_cold()

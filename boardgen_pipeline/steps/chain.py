@@ -278,9 +278,6 @@ def overlay_figures(batch: SeedBatch, overlays: overlay_batch.OverlayBatch, fing
     }
 
 
-WARM_MARK = ".warm"  # in numba's cache folder: the source stamps a warm_up compiled every kernel from
-
-
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel a row's chain runs:
     the generator's and the overlays'. A worker calls it before its first
@@ -304,7 +301,7 @@ def warm_up() -> None:
         with kernel_cache.other_end_compiling(f"{__name__}:warm_up_from_the_other_end"):
             _warm_up_kernels()
         with contextlib.suppress(OSError):  # a folder numba cannot write either: each process compiles
-            files.atomic_write(paths.kernel_cache_dir() / WARM_MARK, paths.kernel_stamps())
+            paths.kernel_cache_mark().touch()
 
 
 def _warm_up_kernels(from_the_other_end: bool = False) -> None:
@@ -333,19 +330,16 @@ def warm_up_from_the_other_end() -> None:
 
 def kernels_cold() -> bool:
     """Whether numba's cache folder for these kernel sources may lack a
-    kernel a row runs, for these very files: no ``warm_up`` has compiled
-    them all into it yet from files of these stamps (``WARM_MARK`` holds
-    ``paths.kernel_stamps()``). A folder holding only some of them (the
-    kernels a few tests compiled), or compiled from a copy of the same
-    sources (another clone: numba refuses what another file's stamp
-    compiled), is cold too: what is missing is compiled under the compile
-    lock, from both ends, not by whichever process meets it first."""
+    kernel a row runs, for the sources at this path: no ``warm_up`` has
+    compiled them all into it yet from here (``paths.kernel_cache_mark``).
+    A folder holding only some of them (the kernels a few tests compiled),
+    or holding them for another checkout of the same sources (numba keeps
+    each source folder's kernels apart), is cold too: what is missing is
+    compiled under the compile lock, from both ends, not by whichever
+    process meets it first."""
     from boardgen_pipeline import paths
 
-    try:
-        return (paths.kernel_cache_dir() / WARM_MARK).read_text(encoding="utf-8") != paths.kernel_stamps()
-    except OSError:
-        return True
+    return not paths.kernel_cache_mark().exists()
 
 
 def publish_result(root, result: RowResult) -> RowResult:
