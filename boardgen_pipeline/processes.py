@@ -3,8 +3,9 @@ starts children of its own (``dagster dev`` starts a webserver and a
 daemon) runs in a process group of its own, and a stop signal reaches the
 whole group, which gets a grace period and is then killed, so nothing is
 left holding the instance. And a process that has loaded what it keeps for
-its life sets it aside from the garbage collector (:func:`freeze_long_lived`). How many cores this process may use
-(:func:`default_workers`). Plain processes, no Dagster."""
+its life sets it aside from the garbage collector (:func:`freeze_long_lived`).
+How many cores this process may use (:func:`default_workers`). Plain
+processes, no Dagster."""
 
 from __future__ import annotations
 

@@ -560,7 +560,7 @@ def warm_up(from_the_other_end: bool = False) -> None:
     rows = [BoardGenRow(**{**base, **extra}) for extra in (
         {"max_gen_attempts": 2}, {"max_gen_attempts": 1, "r0_max_cap": 9},
         {"max_gen_attempts": 1, "fog_region_count": 1, "fog_target_ratio": 0.05})]
-    # the attempt loop first, the figures last: the other end of a cold compile starts with the figures
+    # the attempt loop first, the figures last: the other end of a cold compile reaches the figures early
     steps = ([lambda row=row: generate_batch_from_row(row, 3, range(2), figures=False) for row in rows]
              + [lambda row=row: generate_from_row(row, 3, derive_at("board_gen", 0)) for row in rows]
              + [lambda row=row: generate_batch_from_row(row, 3, range(2)) for row in rows])

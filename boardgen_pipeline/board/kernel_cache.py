@@ -9,9 +9,10 @@ that share a few helpers (the closures, small limb and bit helpers): the
 attempt loop (placement, the closures, fog) and the figures (difficulty,
 probability, the perfect player). :func:`other_end_compiling` starts a
 second process that compiles from the other end (the caller names what it
-runs) while this one compiles in its usual order; each finds in the cache what the other has saved by then and loads
-it instead of compiling it, so a two-core machine compiles both halves at
-once and the two meet in the middle.
+runs) while this one compiles in its usual order; each finds in the cache
+what the other has saved by then and loads it instead of compiling it, so
+a two-core machine compiles both halves at once and the two meet in the
+middle.
 
 Numba writes a function's index (``.nbi``: each compiled signature and the
 data file holding its code) by reading it, adding an entry and writing it
