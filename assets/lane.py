@@ -35,7 +35,7 @@ def serve(orders, answers, dagster_home: str) -> None:
     from boardgen_pipeline.steps import night
     from boardgen_pipeline.steps.chain import warm_up
 
-    from .home import event_log_held_open
+    from .home import event_log_held_open, small_sqlite_pages
 
     warmed = False
     instance = None  # opened on the first run: the nightly creates the home meanwhile
@@ -53,6 +53,7 @@ def serve(orders, answers, dagster_home: str) -> None:
                 freeze_long_lived()  # what it loaded (nothing, when the server had the kernels)
                 warmed = True
             if instance is None:
+                small_sqlite_pages()  # the runs' own event files are made here, at each run's creation
                 instance = dg.DagsterInstance.get()
                 held.enter_context(event_log_held_open(instance))  # the lane's runs write their events there
             config = {**order["run_config"], **QUIET}

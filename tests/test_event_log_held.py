@@ -6,6 +6,7 @@ Dagster does after every statement. One idle connection held open keeps
 the log between events (written once, checkpointed every 1,000 pages), never
 blocks a writer, and leaves a clean file when it closes."""
 
+import contextlib
 import threading
 
 import dagster as dg
@@ -83,3 +84,43 @@ def test_a_storage_without_shards_is_left_alone():
 
     with home.event_log_held_open(Instance(), "run"):
         pass
+
+
+def _page_size(path) -> int:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return conn.execute("pragma page_size").fetchone()[0]
+
+
+def test_a_new_homes_databases_and_its_runs_files_have_small_pages(tmp_path):
+    dh = home.ensure_dagster_home(tmp_path / "dh")  # registers the page size before any storage opens
+    with dg.DagsterInstance.from_config(str(dh)) as instance:
+        run = dg.materialize([marked], instance=instance)
+        assert run.success
+        index = _index(instance)
+        for path in (index, index.with_name(f"{run.run_id}.db"), dh / "history" / "runs.db"):
+            assert _page_size(path) == home.SQLITE_PAGE_SIZE == 1024, path
+
+
+def test_a_database_made_with_other_pages_keeps_them_and_still_works(tmp_path, monkeypatch):
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    home.small_sqlite_pages()
+    event.remove(Engine, "connect", home._page_size)  # as in a process that never registered it
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(home, "small_sqlite_pages", lambda: None)
+            dh = home.ensure_dagster_home(tmp_path / "dh")
+            with dg.DagsterInstance.from_config(str(dh)) as instance:
+                assert dg.materialize([marked], instance=instance).success
+        assert _page_size(dh / "history" / "runs" / "index.db") == 4096  # SQLite's default
+    finally:
+        home.small_sqlite_pages()
+    with dg.DagsterInstance.from_config(str(dh)) as instance:  # registered again: the old files are read and written
+        run = dg.materialize([marked], instance=instance)
+        assert run.success
+        assert _page_size(_index(instance)) == 4096
+        assert _page_size(_index(instance).with_name(f"{run.run_id}.db")) == 1024  # a new run's file: small
+        assert len(instance.fetch_materializations(dg.AssetKey("marked"), limit=10).records) == 2
