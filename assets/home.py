@@ -23,6 +23,7 @@ PostgreSQL server that does not answer or refuses the login.
 import contextlib
 import io
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -174,8 +175,6 @@ def small_sqlite_pages() -> None:
 
 
 def _page_size(dbapi_connection, _record) -> None:
-    import sqlite3
-
     if isinstance(dbapi_connection, sqlite3.Connection):
         dbapi_connection.execute(f"PRAGMA page_size = {SQLITE_PAGE_SIZE}")
 
@@ -193,8 +192,6 @@ def event_log_held_open(instance, run_id: str | None = None):
     no lock between statements (no transaction is left open), so it never
     blocks a writer; a process killed with it open leaves a log that the next
     connection replays, as after any crash."""
-    import sqlite3
-
     shard = getattr(instance.event_log_storage, "path_for_shard", None)  # Dagster's run-sharded SQLite only
     held = []
     try:

@@ -9,10 +9,10 @@ verdict <= 8 s). Not a test: it prints figures.
    daemon's sensor loop has evaluated the table-edit sensor once;
 3. ``--edits`` times (default 3): rewrites one row's ``mine_density`` in the
    table file, at a moment of the daemon's 5 s sensor loop that differs from
-   one edit to the next (spread evenly over the loop: ``save_phase``), then polls the instance until every F4 check of ``boards``
-   (table-wide checks, so the edited row is judged with the rest)
-   has a result from the edit's run, and waits for the run to end
-   before the next edit;
+   one edit to the next (spread evenly over the loop: ``save_phase``), then
+   polls the instance until every F4 check of ``boards`` (table-wide checks,
+   so the edited row is judged with the rest) has a result from the edit's
+   run, and waits for the run to end before the next edit;
 4. prints, per edit, the time to the verdict and where it went: the
    sensor's tick (save -> run created), the run's start (created -> the run
    process's ``RUN_START``: the queue and the process start), the steps
@@ -159,8 +159,8 @@ def main(argv=None) -> int:
                 r = one_edit(instance, tables / "board_gen.toml", key, value, len(assertions.CHECKS))
                 rows.append(r)
                 print(f"edit mine_density={value} saved {phase:.1f} s after a tick: verdict {r['verdict']:5.1f} s = "
-                      f"tick {r['tick']:4.1f} + launch "
-                      f"{r['launch']:4.1f} + steps before the row {r['before_row']:4.1f} + row {r['row']:4.1f} "
+                      f"tick {r['tick']:4.1f} + launch {r['launch']:4.1f} + steps before the row {r['before_row']:4.1f} "
+                      f"+ row {r['row']:4.1f} "
                       f"(run {r['run']} {r['status']})", flush=True)
         print(f"median edit -> verdict over {len(rows)} edits: {statistics.median(r['verdict'] for r in rows):.1f} s "
               f"(goal <= 8 s)")

@@ -291,17 +291,14 @@ def warm_up() -> None:
     from boardgen_pipeline import files, paths
     from boardgen_pipeline.board import kernel_cache
 
-    if not kernels_cold():
-        _warm_up_kernels()
-        return
-    with files.lock(paths.kernel_cache_dir() / ".compiling.lock"):
-        if not kernels_cold():  # another process compiled them while this one waited
-            _warm_up_kernels()
+    with files.lock(paths.kernel_cache_dir() / ".compiling.lock") if kernels_cold() else contextlib.nullcontext():
+        if kernels_cold():  # checked again under the lock: another process may have compiled them meanwhile
+            with kernel_cache.other_end_compiling(f"{__name__}:warm_up_from_the_other_end"):
+                _warm_up_kernels()
+            with contextlib.suppress(OSError):  # a folder numba cannot write either: each process compiles
+                paths.kernel_cache_mark().touch()
             return
-        with kernel_cache.other_end_compiling(f"{__name__}:warm_up_from_the_other_end"):
-            _warm_up_kernels()
-        with contextlib.suppress(OSError):  # a folder numba cannot write either: each process compiles
-            paths.kernel_cache_mark().touch()
+    _warm_up_kernels()  # warm: load what the cache holds
 
 
 def _warm_up_kernels(from_the_other_end: bool = False) -> None:
