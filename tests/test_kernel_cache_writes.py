@@ -158,3 +158,18 @@ def test_a_cache_holding_some_kernels_is_cold_until_a_warm_up_compiled_them_all(
     assert chain.kernels_cold()
     paths.kernel_cache_mark().touch()  # this checkout's
     assert not chain.kernels_cold()
+
+
+def test_the_warm_up_rows_pass_so_a_first_run_does_not_compile_the_replay(monkeypatch):
+    """The replay of a board that no attempt passed compiles on first need
+    (``generator.warm_up``): every board of the default tables passes. So
+    the warm-up's own boards must pass too, or it compiles the replay after
+    all, from either end of a cold compile."""
+    from boardgen_pipeline.board import generator, workspace
+
+    def replayed(*_args, **_kw):
+        raise AssertionError("a warm-up board did not pass: the warm-up replayed it")
+
+    monkeypatch.setattr(workspace.Workspace, "replay", replayed)
+    generator.warm_up()
+    generator.warm_up(from_the_other_end=True)

@@ -74,22 +74,24 @@ def test_every_mine_density_up_to_all_candidates_is_accepted():
 
 def test_kernels_refuse_arguments_that_do_not_fit_their_arrays():
     ws = _WORKSPACES.get(6, 6, 3)
-    st, dr = np.zeros(1, np.uint64), np.zeros(1, np.int64)
-    attempts = kernels.Attempts(state=np.zeros(4, np.uint64), log=np.zeros((4, kernels.LOG_SIZE), np.int64),
-                                summary=np.zeros(1, kernels.SUMMARY))
+    states = np.zeros(1, np.uint64)
+    batch = kernels.BatchResult(
+        summary=np.zeros(1, kernels.SUMMARY), draws=np.zeros(1, np.int64), state=np.zeros(1, np.uint64),
+        mines=np.zeros((1, 36), np.uint8), fog=np.zeros((1, 36), np.uint8),
+        attempt_state=np.zeros((1, 4), np.uint64), log=np.zeros((1, 4, kernels.LOG_SIZE), np.int64))
     no_fog = kernels.FogRule(regions=0, aim=0)
 
-    def call(n, budget, grid=ws.grid, scratch=ws.scratch, fog_scratch=ws.fog_scratch, log=attempts):
+    def call(n, budget, grid=ws.grid, scratch=ws.scratch, fog_scratch=ws.fog_scratch, log=batch.log):
         plan = kernels.Plan(mines_target=n, shave=1, min_safe=1, r0_cap=36, budget=budget, target_num=1,
                             target_den=1)
-        kernels.run_board(st, dr, grid, plan, no_fog, scratch, fog_scratch, log)
+        kernels.run_batch(states, grid, plan, no_fog, scratch, fog_scratch, batch._replace(log=log))
 
     with pytest.raises(ValueError, match="mine count"):
         call(28, 2)  # 27 candidate cells
     with pytest.raises(ValueError, match="attempt budget"):
         call(5, 5)  # the log holds 4 attempts
     with pytest.raises(ValueError, match="attempt budget"):
-        call(5, 2, log=attempts._replace(log=np.zeros((4, kernels.LOG_SIZE - 1), np.int64)))
+        call(5, 2, log=np.zeros((1, 4, kernels.LOG_SIZE - 1), np.int64))
     with pytest.raises(ValueError, match="board size"):
         call(5, 2, grid=ws.grid._replace(width=7))
     # every scratch array is checked, not only the board's: a short one
@@ -109,7 +111,7 @@ def test_kernels_refuse_arguments_that_do_not_fit_their_arrays():
     with pytest.raises(ValueError, match="mines do not fit"):
         ws.place(0, 28, 1)
     call(5, 4)
-    assert 1 <= attempts.summary[0]["ran"] <= 4
+    assert 1 <= batch.summary[0]["ran"] <= 4
 
 
 FUZZ = textwrap.dedent("""

@@ -24,7 +24,6 @@ from boardgen_pipeline.board.kernel_args import (
     LOG_UNREACH,
     check_arrays,
     check_board_arrays,
-    check_sizes,
     clear_summary,
 )
 from boardgen_pipeline.board.place_numbers import numbers_from_placed, numbers_of, place
@@ -46,13 +45,6 @@ def measure_into(g, s, use_subset):
             break
     revealed, _, _, _ = closure(g, s, has_fog, use_subset, np.bool_(True))
     return safe, r0, revealed
-
-
-@njit(cache=True, error_model="numpy")
-def run_board(st, draws, g, plan, fog_rule, s, f, attempts):
-    """``attempt_loop`` after ``check_sizes``."""
-    check_sizes(g, plan, s, f, attempts)
-    attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts)
 
 
 @njit(cache=True, error_model="numpy")
@@ -161,7 +153,7 @@ def replay_board(st, draws, g, plan, fog_rule, s, f, summary):
     """One attempt from the stream state in ``st``, measured whatever its
     legality (the chosen attempt of a ``best_legal`` or ``least_bad`` exit):
     mines, fog when the row has it, then R∞ with fog. Fills ``summary[0]`` like a
-    passing ``run_board``; only the plan's mines and shave are read."""
+    passing attempt of ``attempt_loop``; only the plan's mines and shave are read."""
     check_board_arrays(g, plan, s, f)
     if summary.shape[0] != 1:
         raise ValueError("the summary must hold one record")

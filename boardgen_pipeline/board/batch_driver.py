@@ -27,7 +27,7 @@ from boardgen_pipeline.board.kernel_args import (
 
 @njit(cache=True, error_model="numpy")
 def run_batch(states, g, plan, fog_rule, s, f, res):
-    """``run_board`` for every stream state of ``states`` (draw counts start
+    """``attempt_loop`` for every stream state of ``states`` (draw counts start
     at 0): one call for a row's whole batch, so the per-call cost of a
     kernel is paid once. ``res`` is a :class:`BatchResult`: board b's
     summary record goes to ``res.summary[b]``, the draws it took to ``res.draws[b]``,
@@ -59,7 +59,7 @@ def run_batch(states, g, plan, fog_rule, s, f, res):
 
 
 class AttemptLog(NamedTuple):
-    """What ``run_board`` recorded, one entry per attempt run (arrays are
+    """What ``attempt_loop`` recorded for one board, one entry per attempt run (arrays are
     views of the workspace's, valid until its next call)."""
 
     ran: int

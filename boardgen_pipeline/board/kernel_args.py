@@ -142,7 +142,7 @@ def clear_summary(out):
     out.unpaid = 0
     out.paid = 0
 
-# run_board's per-attempt log (one row an attempt; the stream state at the
+# attempt_loop's per-attempt log (one row an attempt; the stream state at the
 # attempt's start is kept apart, in a uint64 array)
 (LOG_DRAWS, LOG_REMOVED, LOG_MINES, LOG_SAFE, LOG_R0, LOG_UNREACH, LOG_REVEALED, LOG_REVEALED_CORE,
  LOG_FOG) = range(9)

@@ -30,7 +30,6 @@ from boardgen_pipeline.board.attempt_loop import (
     attempt_loop,
     measure_into,
     replay_board,
-    run_board,
 )
 from boardgen_pipeline.board.batch_driver import (
     AttemptLog,
@@ -139,7 +138,6 @@ __all__ = [
     "place_fog",
     "replay_board",
     "run_batch",
-    "run_board",
     "unreachable_count",
     "unreachable_safe",
 ]

@@ -30,7 +30,6 @@ from boardgen_pipeline.board.kernels import (
     LOG_SIZE,
     SUMMARY,
     AttemptLog,
-    Attempts,
     BatchResult,
     FogRule,
     FogScratch,
@@ -88,9 +87,7 @@ class Workspace:
             chain=_cells(nc, u8),
         )
         self._state = np.zeros(1, np.uint64)
-        self._draws = np.zeros(1, np.int64)
-        self._attempts = Attempts(state=np.zeros(0, np.uint64), log=np.zeros((0, LOG_SIZE), np.int64),
-                                  summary=np.zeros(1, SUMMARY))
+        self._summary = np.zeros(1, SUMMARY)  # the replay's
         self._batch: BatchResult | None = None
 
     @classmethod
@@ -113,25 +110,17 @@ class Workspace:
         return Plan(mines_target=int(n), shave=int(shave_radius), min_safe=int(min_safe), r0_cap=int(r0_cap),
                     budget=int(budget), target_num=target.numerator, target_den=target.denominator)
 
-    def _attempt_arrays(self, budget: int) -> Attempts:
-        if self._attempts.state.shape[0] < budget:
-            self._attempts = self._attempts._replace(state=np.zeros(budget, np.uint64),
-                                                     log=np.zeros((budget, LOG_SIZE), np.int64))
-        return self._attempts
-
     def run_attempts(self, stream, n: int, shave_radius: int, min_safe: int, r0_cap: int, budget: int,
                      target: Fraction, fog=(0, 0)) -> AttemptLog:
         """Place-then-verify attempts on ``stream`` (advanced in place) up to
         the first that passes or the budget (seed 000 "生成重试与成本闸");
         ``fog`` is ``(regions, aimed cells)`` on a fog row."""
-        kernels.check_board(self.width, self.height, 1, None, budget)
-        plan = self._plan(n, shave_radius, min_safe, r0_cap, budget, target)
-        attempts = self._attempt_arrays(budget)
-        self._state[0], self._draws[0] = stream.state, stream.draws
-        kernels.run_board(self._state, self._draws, self.grid, plan, _fog_rule(fog), self.scratch, self.fog_scratch,
-                          attempts)
-        stream.state, stream.draws = int(self._state[0]), int(self._draws[0])
-        return kernels.attempt_log(attempts.summary, attempts.state, attempts.log)
+        # a batch of one: the batch kernel is the only compiled entry to the attempt loop (one layer less
+        # to compile on first use); its draw counts start at 0, the stream's go on
+        self._state[0] = stream.state
+        done = self.run_batch(self._state, n, shave_radius, min_safe, r0_cap, budget, target, fog)
+        stream.state, stream.draws = int(done.state[0]), stream.draws + int(done.draws[0])
+        return done.attempts(0)
 
     def run_batch(self, states: np.ndarray, n: int, shave_radius: int, min_safe: int, r0_cap: int, budget: int,
                   target: Fraction, fog=(0, 0)) -> BatchResult:
@@ -159,7 +148,7 @@ class Workspace:
         the workspace and the summary (one ``SUMMARY`` record) is returned."""
         st = np.array([state], dtype=np.uint64)
         dr = np.zeros(1, dtype=np.int64)
-        out = self._attempts.summary
+        out = self._summary
         kernels.replay_board(st, dr, self.grid, self._plan(n, shave_radius), _fog_rule(fog), self.scratch,
                              self.fog_scratch, out)
         return out
