@@ -31,6 +31,7 @@ from boardgen_pipeline import files
 from boardgen_pipeline.errors import WarehouseError
 from boardgen_pipeline.paths import default_dagster_home
 from boardgen_pipeline.warehouse.instance import DAGSTER_YAML, InstanceError, instance_fault, is_own_yaml
+from boardgen_pipeline.warehouse.instance_storage import tune_instance_storage
 
 
 def storages_behind(instance) -> dict[str, tuple]:
@@ -122,7 +123,7 @@ def ensure_dagster_home(path: Path | str | None = None) -> Path:
 
     home = Path(path).resolve() if path else default_dagster_home()
     os.environ["DAGSTER_HOME"] = str(home)
-    small_sqlite_pages()  # before any storage is opened: the home's new databases, and the runs' files
+    tune_instance_storage()  # before any storage is opened: the home's new databases, and the runs' files
     try:
         home.mkdir(parents=True, exist_ok=True)
         with files.lock(home / ".boardgen-init.lock"):
@@ -151,32 +152,6 @@ def ensure_dagster_home(path: Path | str | None = None) -> Path:
     except Exception as exc:  # a storage that cannot be opened: sqlite3, psycopg2, SQLAlchemy, OSError
         raise instance_fault(home, exc) from exc
     return home
-
-
-SQLITE_PAGE_SIZE = 1024  # bytes; SQLite's default is 4,096
-
-
-def small_sqlite_pages() -> None:
-    """Every SQLite database this process creates through SQLAlchemy gets
-    pages of ``SQLITE_PAGE_SIZE`` bytes: Dagster's storage on a SQLite home
-    (the event log's index, each run's own file, runs, schedules). Why: an
-    event changes about 13 pages (its row, five indexes, its tags and theirs,
-    the asset's row), each written whole to the write-ahead log and again at
-    the checkpoint, so the bytes a night writes follow the page size more
-    than the event's ~6 KB (docs/performance.md "Where the bytes go"). SQLite
-    applies the size only to a database that has no table yet: an existing
-    file keeps its pages, a PostgreSQL or DuckDB connection is not touched,
-    and a second call adds nothing."""
-    from sqlalchemy import event
-    from sqlalchemy.engine import Engine
-
-    if not event.contains(Engine, "connect", _page_size):
-        event.listen(Engine, "connect", _page_size)
-
-
-def _page_size(dbapi_connection, _record) -> None:
-    if isinstance(dbapi_connection, sqlite3.Connection):
-        dbapi_connection.execute(f"PRAGMA page_size = {SQLITE_PAGE_SIZE}")
 
 
 @contextlib.contextmanager

@@ -34,8 +34,9 @@ def serve(orders, answers, dagster_home: str) -> None:
     from boardgen_pipeline.processes import freeze_long_lived
     from boardgen_pipeline.steps import night
     from boardgen_pipeline.steps.chain import warm_up
+    from boardgen_pipeline.warehouse.instance_storage import tune_instance_storage
 
-    from .home import event_log_held_open, small_sqlite_pages
+    from .home import event_log_held_open
 
     warmed = False
     instance = None  # opened on the first run: the nightly creates the home meanwhile
@@ -53,7 +54,7 @@ def serve(orders, answers, dagster_home: str) -> None:
                 freeze_long_lived()  # what it loaded (nothing, when the server had the kernels)
                 warmed = True
             if instance is None:
-                small_sqlite_pages()  # the runs' own event files are made here, at each run's creation
+                tune_instance_storage()  # the runs' own event files are made, and checked, here
                 instance = dg.DagsterInstance.get()
                 held.enter_context(event_log_held_open(instance))  # the lane's runs write their events there
             config = {**order["run_config"], **QUIET}

@@ -13,6 +13,7 @@ import dagster as dg
 import pytest
 
 from boardgen_dagster import home
+from boardgen_pipeline.warehouse import instance_storage
 
 
 @pytest.fixture(autouse=True)
@@ -100,24 +101,24 @@ def test_a_new_homes_databases_and_its_runs_files_have_small_pages(tmp_path):
         assert run.success
         index = _index(instance)
         for path in (index, index.with_name(f"{run.run_id}.db"), dh / "history" / "runs.db"):
-            assert _page_size(path) == home.SQLITE_PAGE_SIZE == 1024, path
+            assert _page_size(path) == instance_storage.SQLITE_PAGE_SIZE == 1024, path
 
 
 def test_a_database_made_with_other_pages_keeps_them_and_still_works(tmp_path, monkeypatch):
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 
-    home.small_sqlite_pages()
-    event.remove(Engine, "connect", home._page_size)  # as in a process that never registered it
+    instance_storage.small_sqlite_pages()
+    event.remove(Engine, "connect", instance_storage._page_size)  # as in a process that never registered it
     try:
         with monkeypatch.context() as m:
-            m.setattr(home, "small_sqlite_pages", lambda: None)
+            m.setattr(instance_storage, "small_sqlite_pages", lambda: None)
             dh = home.ensure_dagster_home(tmp_path / "dh")
             with dg.DagsterInstance.from_config(str(dh)) as instance:
                 assert dg.materialize([marked], instance=instance).success
         assert _page_size(dh / "history" / "runs" / "index.db") == 4096  # SQLite's default
     finally:
-        home.small_sqlite_pages()
+        instance_storage.small_sqlite_pages()
     with dg.DagsterInstance.from_config(str(dh)) as instance:  # registered again: the old files are read and written
         run = dg.materialize([marked], instance=instance)
         assert run.success
