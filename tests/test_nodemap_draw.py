@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from boardgen_pipeline.board.rng import SeedSpace, derive_at
-from boardgen_pipeline.nodemap import SaveState, draw_adventure, draw_template, load_pools
+from boardgen_pipeline.nodemap import SaveState, draw_adventure, draw_template, load_pools, script_maps
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ROOT / "tables"
@@ -35,6 +35,22 @@ def test_golden_draws_for_master_seeds_0_to_4(pools):
         assert [m.template_id for m in maps] == expected, seed
         assert [m.scope for m in maps] == [0, 1, 2]
         assert [m.level for m in maps] == [1, 2, 3]
+
+
+def test_every_first_adventure_gets_the_script_maps_whatever_its_seed(pools):
+    script = script_maps(pools)
+    assert [(m.level, m.source, m.scope) for m in script] == [(1, "fixed", None), (2, "fixed", None), (3, "fixed", None)]
+    for seed in (0, 1, 7, 123, 2**40):
+        assert draw_adventure(pools, seed, first_adventure=True) == script, seed
+
+
+def test_a_batch_of_draw_records_redraws_through_the_game_model_on_both_branches(pools):
+    from boardgen_pipeline.steps.draw_node_maps import BRANCHES, determinism_outcome, draw_records
+
+    records = draw_records(pools, range(30))  # the script's maps built once for the batch
+    assert len(records) == 30 * len(BRANCHES) * len(pools)
+    out = determinism_outcome(pools, records, list(range(30)))  # every record drawn again, adventure by adventure
+    assert out.passed, out.metadata
 
 
 def test_draw_is_one_uniform_below_over_the_pool_in_file_order(pools):

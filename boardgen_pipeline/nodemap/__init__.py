@@ -17,6 +17,7 @@ from boardgen_pipeline.nodemap.draw import (
     gate,
     level_map,
     replay_level,
+    script_maps,
 )
 from boardgen_pipeline.nodemap.measure import (
     ChiSquare,
@@ -44,6 +45,6 @@ __all__ = [
     "board_nodes", "build_procedural", "check_content_discipline", "chi_square_uniform", "draw_adventure",
     "draw_adventure_text", "draw_record", "draw_template", "draw_uniformity", "fixed_map", "gate",
     "instantiate", "level_map", "load_pool_file", "map_shape", "load_pools", "procedural_report", "read_pools",
-    "regularized_gamma_q", "render_adventure", "render_map", "replay_level", "roll_slots",
+    "regularized_gamma_q", "render_adventure", "render_map", "replay_level", "roll_slots", "script_maps",
     "simulate_draws", "step3_report_text", "stratify", "validate_pool", "validate_tables", "validate_template",
 ]

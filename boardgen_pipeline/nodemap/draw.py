@@ -138,6 +138,14 @@ class SaveState:
             self.flag_writes += 1
 
 
+def script_maps(pools: Mapping[int, Pool]) -> list[NodeMap]:
+    """The maps of a first adventure whose actions are the level starts 1..n,
+    whatever its seed: the script takes each level's fixed template and opens
+    no stream, so ``draw_adventure(pools, seed, True)`` is this list for every
+    seed (a batch of draws builds it once)."""
+    return [fixed_map(pools[level]) for level in sorted(pools)]
+
+
 def draw_adventure(pools: Mapping[int, Pool], master_seed: int, first_adventure: bool) -> list[NodeMap]:
     """The maps of one adventure whose only actions are the level starts
     1..n in order (the CLI and the draw records use this action sequence)."""

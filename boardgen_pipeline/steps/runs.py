@@ -23,9 +23,10 @@ from dataclasses import dataclass
 MAX_ROWS_PER_RUN = 1000  # a run keeps its step's events until it ends (the engine's): bounded here
 ROW_FIXED_CELLS = 64  # a board's cost besides its cells (records, checks), in cells
 # the night's node-map draws cost about this many cells per simulated adventure, so the lane that draws
-# them gets fewer rows: in one process, one core, the 2,000 adventures' draws and their checks took 2.3 s
-# of CPU and the default table's 15 rows (885,760 cells) 1.1 s, 1.25 us a cell: ~920 cells an adventure
-ADVENTURE_CELLS = 900
+# them gets fewer rows: in one process, one core, the 2,000 adventures' draws and their checks took 1.09 s
+# of CPU and the default table's 15 rows' chains (885,760 cells) 0.81-0.87 s, 0.92-0.99 us a cell: ~590
+# cells an adventure (2026-12-03; 920 before the first-adventure script's maps were built once a batch)
+ADVENTURE_CELLS = 600
 
 
 @dataclass(frozen=True)
