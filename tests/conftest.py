@@ -24,6 +24,13 @@ def repo() -> Path:
     return REPO
 
 
+@pytest.fixture
+def dagster_home_restored(monkeypatch):
+    """``DAGSTER_HOME`` as it was before the test: ``ensure_dagster_home``
+    sets it (modules that call it use this fixture for each test)."""
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def no_dagster_instance_outlives_its_module():
     """A Dagster evaluation context left open keeps an instance's state storage installed as the

@@ -13,15 +13,9 @@ from alembic.script import ScriptDirectory, base
 from boardgen_dagster import home
 from boardgen_pipeline.warehouse import instance_storage
 
+from .instance_support import marked
 
-@pytest.fixture(autouse=True)
-def _restore_dagster_home(monkeypatch):
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # ensure_dagster_home sets it: undone after each test
-
-
-@dg.asset
-def marked():
-    return dg.MaterializeResult(metadata={"n": 1})
+pytestmark = pytest.mark.usefixtures("dagster_home_restored")  # ensure_dagster_home sets it
 
 
 def test_a_new_home_a_run_and_a_second_instance_read_the_scripts_at_most_once(tmp_path, monkeypatch):

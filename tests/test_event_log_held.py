@@ -15,15 +15,9 @@ import pytest
 from boardgen_dagster import home
 from boardgen_pipeline.warehouse import instance_storage
 
+from .instance_support import marked
 
-@pytest.fixture(autouse=True)
-def _restore_dagster_home(monkeypatch):
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # ensure_dagster_home sets it: undone after each test
-
-
-@dg.asset
-def marked():
-    return dg.MaterializeResult(metadata={"n": 1})
+pytestmark = pytest.mark.usefixtures("dagster_home_restored")  # ensure_dagster_home sets it
 
 
 def _index(instance):

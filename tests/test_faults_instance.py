@@ -26,10 +26,7 @@ from boardgen_pipeline.warehouse import instance as yaml_parts
 
 from .faults_support import REPO
 
-
-@pytest.fixture(autouse=True)
-def _restore_dagster_home(monkeypatch):
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # ensure_dagster_home sets it: undone after each test
+pytestmark = pytest.mark.usefixtures("dagster_home_restored")  # ensure_dagster_home sets it
 
 
 RUNNER = textwrap.dedent("""
