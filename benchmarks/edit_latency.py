@@ -17,7 +17,9 @@ verdict <= 8 s). Not a test: it prints figures.
    sensor's tick (save -> run created), the run's start (created -> the run
    process's ``RUN_START``: the queue and the process start), the steps
    before the row's (start -> the ``calibrate`` step), and the row (step
-   start -> its last F4 check); then the median.
+   start -> its last F4 check), and the launch's stages (``launch_stages``:
+   the run's planned events, the queue, the run process's start, the code
+   location's load); then the median.
 
     .venv/bin/python benchmarks/edit_latency.py            # 3 edits of row (2,0)
     .venv/bin/python benchmarks/edit_latency.py --edits 5 --row 3,1
@@ -115,13 +117,34 @@ def one_edit(instance, table: Path, key: tuple[int, int], value: str, checks: in
     run = instance.get_run_by_id(run.run_id)
     created = instance.get_run_record_by_id(run.run_id).create_timestamp.timestamp()
     events = instance.all_logs(run.run_id)
-    started = next(e.timestamp for e in events if e.dagster_event and e.dagster_event_type
-                   == dg.DagsterEventType.RUN_START)
+    started = first_event(events, dg.DagsterEventType.RUN_START)
     row_step = next(e.timestamp for e in events if e.dagster_event and e.dagster_event_type
                     == dg.DagsterEventType.STEP_START and e.step_key == "calibrate")
     return {"verdict": t_done - t0, "tick": created - t0, "launch": started - created,
             "before_row": row_step - started, "row": t_done - row_step, "run": run.run_id[:8],
-            "status": run.status.value}
+            "status": run.status.value, **launch_stages(events, created, started)}
+
+
+def first_event(events, kind, after: float = 0.0) -> float:
+    """The timestamp of the first event of ``kind`` at or after ``after``."""
+    return next(e.timestamp for e in events
+                if e.dagster_event and e.dagster_event_type == kind and e.timestamp >= after)
+
+
+def launch_stages(events, created: float, started: float) -> dict:
+    """Where a launch's seconds go, read off the run's own events: the run's
+    planned events written (created -> enqueued, in the sensor's tick), the
+    queue (enqueued -> the coordinator's dequeue, ``RUN_STARTING``), the run
+    process started (-> its first engine event, "Started process for run":
+    Dagster's code server spawns a new interpreter, which imports Dagster and
+    opens the instance), and the code location loaded (-> ``RUN_START``)."""
+    import dagster as dg
+
+    enqueued = first_event(events, dg.DagsterEventType.RUN_ENQUEUED)
+    starting = first_event(events, dg.DagsterEventType.RUN_STARTING)
+    process = first_event(events, dg.DagsterEventType.ENGINE_EVENT, after=starting)
+    return {"planned": enqueued - created, "queue": starting - enqueued, "process": process - starting,
+            "load": started - process}
 
 
 def main(argv=None) -> int:
@@ -161,7 +184,8 @@ def main(argv=None) -> int:
                 print(f"edit mine_density={value} saved {phase:.1f} s after a tick: verdict {r['verdict']:5.1f} s = "
                       f"tick {r['tick']:4.1f} + launch {r['launch']:4.1f} + steps before the row {r['before_row']:4.1f} "
                       f"+ row {r['row']:4.1f} "
-                      f"(run {r['run']} {r['status']})", flush=True)
+                      f"(run {r['run']} {r['status']}); launch = planned events {r['planned']:.1f} + queue "
+                      f"{r['queue']:.1f} + run process {r['process']:.1f} + code location {r['load']:.1f}", flush=True)
         print(f"median edit -> verdict over {len(rows)} edits: {statistics.median(r['verdict'] for r in rows):.1f} s "
               f"(goal <= 8 s)")
     finally:
