@@ -217,13 +217,8 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     yield from _table_assets(made, stages, selected, found)
     checks = {k.name: k for k in context.selected_asset_check_keys}
-    if STRATA in selected:
-        result = stratify.run_strata(root, catalog, found.samples, found.master_seed, found.adventures)
-        yield dg.MaterializeResult(asset_key=STRATA, data_version=dg.DataVersion(publish.file_digest(result.path)),
-                                   metadata={**result.summary(), "path": dg.MetadataValue.path(result.path)})
-        for o in result.outcomes:
-            if o.name in checks:
-                yield check_result(o, STRATA)
+    # the rows' F4 verdicts first, the stratified figures after them: neither reads the other, and the
+    # verdicts are what a designer waits for after an edit (the strata took 0.6 s before them)
     if set(checks) - {stratify.CHECK_COMPLETE}:
         table = catalog.board_gen
         verdicts = table_check.table_verdicts(root, catalog, found.samples, found.master_seed)
@@ -244,6 +239,13 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
                                                               found.master_seed)
                 every.pictures.update({f"edited {pk} against its previous version": md for pk, md in edits.items()})
             yield check_result(every, REPORT, overview=True)
+    if STRATA in selected:
+        result = stratify.run_strata(root, catalog, found.samples, found.master_seed, found.adventures)
+        yield dg.MaterializeResult(asset_key=STRATA, data_version=dg.DataVersion(publish.file_digest(result.path)),
+                                   metadata={**result.summary(), "path": dg.MetadataValue.path(result.path)})
+        for o in result.outcomes:
+            if o.name in checks:
+                yield check_result(o, STRATA)
     views.refresh_views_atomic(root)  # once, when the step made a dataset's first file
     if failed:
         raise dg.Failure(description=f"{len(failed)} of {len(made) + len(failed)} rows failed: " + "; ".join(failed[:5]),

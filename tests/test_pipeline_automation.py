@@ -106,6 +106,14 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         assert again == []
 
         (edit,) = execute(defs, instance, requests)
+        # the rows' F4 verdicts are recorded before the stratified figures are computed: what a designer
+        # waits for after an edit comes first (neither reads the other)
+        events = edit.all_events
+        f4 = [i for i, e in enumerate(events) if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
+              and e.asset_check_evaluation_data.asset_key == dg.AssetKey("boards")]
+        strata = next(i for i, e in enumerate(events) if e.is_step_materialization
+                      and e.asset_key == dg.AssetKey("calibration_strata"))
+        assert len(f4) == len(assertions.CHECKS) + 1 and max(f4) < strata
         # the edit run's verdict carries what the edit did to the row, against its previous version
         every = {c.check_name: c for c in edit.get_asset_check_evaluations()}[CHECK_EVERY_ROW]
         shown = every.metadata["edited 1-0 against its previous version"].value
