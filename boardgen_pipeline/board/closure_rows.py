@@ -54,9 +54,10 @@ _SEVEN = uint64(0x7F)
 
 def _window_tables():
     """In the 7x7 window of constraint ``a`` (bit ``7 * dy + dx``, ``a`` at
-    (3, 3)), for each of the 24 offsets of a second constraint ``b`` within
-    Chebyshev 2: the cells around ``a`` but not ``b`` (``A_ONLY``), around
-    ``b`` but not ``a`` (``B_ONLY``), and ``b`` itself (``B_CELL``)."""
+    (3, 3)), indexed by the window bit of a second constraint ``b`` within
+    Chebyshev 2: the cells around ``a`` but not ``b`` (``A_ONLY``) and around
+    ``b`` but not ``a`` (``B_ONLY``); ``RING`` holds the 24 bits where ``b``
+    can be, ``AROUND`` the cells around ``a``."""
 
     def block(cx, cy):
         return {(cx + dx, cy + dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)}
@@ -64,15 +65,21 @@ def _window_tables():
     def bits(cells):
         return sum(1 << (7 * y + x) for x, y in cells)
 
-    offsets = [(ox, oy) for oy in range(-2, 3) for ox in range(-2, 3) if (ox, oy) != (0, 0)]
     a = block(3, 3)
-    a_only = np.array([bits(a - block(3 + ox, 3 + oy)) for ox, oy in offsets], dtype=np.uint64)
-    b_only = np.array([bits(block(3 + ox, 3 + oy) - a) for ox, oy in offsets], dtype=np.uint64)
-    b_cell = np.array([bits({(3 + ox, 3 + oy)}) for ox, oy in offsets], dtype=np.uint64)
-    return a_only, b_only, b_cell, uint64(bits(a))
+    a_only = np.zeros(49, dtype=np.uint64)
+    b_only = np.zeros(49, dtype=np.uint64)
+    ring = 0
+    for oy in range(-2, 3):
+        for ox in range(-2, 3):
+            if (ox, oy) != (0, 0):
+                at = 7 * (3 + oy) + 3 + ox
+                a_only[at] = bits(a - block(3 + ox, 3 + oy))
+                b_only[at] = bits(block(3 + ox, 3 + oy) - a)
+                ring |= 1 << at
+    return a_only, b_only, uint64(ring), uint64(bits(a))
 
 
-A_ONLY, B_ONLY, B_CELL, AROUND = _window_tables()
+A_ONLY, B_ONLY, RING, AROUND = _window_tables()
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -161,14 +168,14 @@ def _windows(bits, p, s):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _subset_rule(unknown, mine_w, cons_w, i, a_only, b_only, b_cell):
+def _subset_rule(unknown, mine_w, at, a_only, b_only):
     """The subset rule between the window's centre ``a`` and the constraint
-    ``b`` at offset ``i``: ``(D, 1)`` when U(a) is a proper subset of U(b)
+    ``b`` at window bit ``at``: ``(D, 1)`` when U(a) is a proper subset of U(b)
     and D = U(b) - U(a) holds no mine (m_b - m_a == 0: all safe), ``(D, 2)``
     when it holds only mines (m_b - m_a == |D|), ``(0, 0)`` otherwise."""
-    if cons_w & b_cell[i] == 0 or unknown & a_only[i]:
-        return uint64(0), 0  # b is not a constraint, or U(a) is not inside U(b)
-    d = unknown & b_only[i]
+    if unknown & a_only[at]:
+        return uint64(0), 0  # U(a) is not inside U(b)
+    d = unknown & b_only[at]
     if d == 0:
         return d, 0  # U(a) == U(b): nothing to learn
     if d & mine_w == 0:
@@ -179,9 +186,10 @@ def _subset_rule(unknown, mine_w, cons_w, i, a_only, b_only, b_cell):
 
 
 @njit(cache=True, error_model="numpy")
-def _subset_at(bits, p, x, wave, a_only, b_only, b_cell, around):
+def _subset_at(bits, p, x, wave, a_only, b_only, ring, around):
     """The subset rule between the constraint at (padded) ``x, p`` and each
-    constraint within Chebyshev 2. In the closure (``wave`` False) each
+    constraint within Chebyshev 2, in window-bit order (the offsets' row by
+    row order; only the constraints are visited). In the closure (``wave`` False) each
     deduction applies at once and the windows are read again; in a wave the
     deductions go to the wave's marks and the board stays as it was at the
     wave's start. Returns whether anything was deduced."""
@@ -192,8 +200,11 @@ def _subset_at(bits, p, x, wave, a_only, b_only, b_cell, around):
         if unknown & around == 0:
             return deduced
         found = False
-        for i in range(a_only.shape[0]):
-            d, kind = _subset_rule(unknown, mine_w, cons_w, i, a_only, b_only, b_cell)
+        todo = cons_w & ring
+        while todo:
+            low = todo & (~todo + _ONE)
+            todo ^= low
+            d, kind = _subset_rule(unknown, mine_w, trailing_zeros(low), a_only, b_only)
             if kind == 0:
                 continue
             if wave:
@@ -276,7 +287,7 @@ def waves_rows(bits, has_fog, H):
                 while todo:
                     low = todo & (~todo + _ONE)
                     todo ^= low
-                    _subset_at(bits, p, int(trailing_zeros(low)), True, A_ONLY, B_ONLY, B_CELL, AROUND)
+                    _subset_at(bits, p, int(trailing_zeros(low)), True, A_ONLY, B_ONLY, RING, AROUND)
             for p in range(PAD, H + PAD):
                 if bits[B_SAFE_MARK, p] | bits[B_MINE_MARK, p]:
                     marked = True
@@ -366,7 +377,7 @@ def close_rows(bits, has_fog, use_subset, H):
                 low = todo & (~todo + _ONE)
                 todo ^= low
                 x = int(trailing_zeros(low))
-                if _subset_at(bits, p, x, False, A_ONLY, B_ONLY, B_CELL, AROUND):
+                if _subset_at(bits, p, x, False, A_ONLY, B_ONLY, RING, AROUND):
                     changed = True
         if not changed:
             return
