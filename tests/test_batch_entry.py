@@ -1,7 +1,8 @@
 """The batch entry point and the compiled fog step: the same
 boards and records as the per-board API, the compiled fog step equal to its
-readable reference, any attempt budget, and the exit chosen from the
-attempt log equal to ``choose_exit``."""
+readable reference, any attempt budget, and the exit the kernel chooses
+from its attempt log equal to ``choose_exit``, its chosen attempt's measure
+equal to a replay of it."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from boardgen_pipeline.board import kernels
 from boardgen_pipeline.board.fog import place_fog
 from boardgen_pipeline.board.generator import (
     _WORKSPACES,
+    EXITS,
     _attempts,
-    _choose_from_log,
     _plan,
     choose_exit,
     generate_batch_from_row,
@@ -125,27 +126,38 @@ def test_any_attempt_budget(budget):
         assert max(m["attempts_used"] for _, m in batch) > 33  # the log really grew past 32 and 33
 
 
+MEASURED = ("known", "revealed", "safe", "r0", "removed", "revealed_core", "fog", "placed", "unpaid", "paid")
+
+
 @pytest.mark.parametrize("name", ["plain", "never_legal", "hard_target", "fog_many"])
-def test_exit_from_the_log_equals_choose_exit(name):
+def test_the_kernels_exit_equals_choose_exit(name):
     r = ROWS[name]
     p = _plan(r, 3)
     ws = _WORKSPACES.get(r.board_width, r.board_height, 3)
-    checked = 0
+    checked = {"best_legal": 0, "least_bad": 0}
     for scope in range(80):
         stream = derive_at("board_gen", scope)
         log = ws.run_attempts(stream, p.n, p.shave, r.min_safe_count, r.r0_max_cap, r.max_gen_attempts, p.target,
                               p.fog)
         if log.passed:
             continue
+        got = log.summary[0].copy()  # the replays below reuse the workspace's arrays
 
-        def unreachable(k, log=log):
+        def unreachable(k, log=log):  # the BFS of a fresh placement, not the kernel's row count
             ws.place(int(log.state[k]), p.n, p.shave)
             return ws.unreachable(ws.numbers())
 
+        if not (log.revealed >= 0).any():  # least bad: the kernel counted every attempt's unreachable cells
+            assert [int(u) for u in log.unreachable] == [unreachable(k) for k in range(log.ran)]
         exit_, chosen = choose_exit(_attempts(log, r, unreachable), p.target)
-        assert _choose_from_log(log, r, unreachable) == (exit_, chosen.k, chosen.unreachable_safe)
-        checked += 1
-    assert checked > 0
+        assert (EXITS[got["exit"]], int(got["chosen"]), int(got["unreachable"])) == (
+            exit_, chosen.k, chosen.unreachable_safe)
+        replayed = ws.replay(int(log.state[chosen.k - 1]), p.n, p.shave, p.fog)[0]
+        assert [int(got[f]) for f in MEASURED] == [int(replayed[f]) for f in MEASURED]
+        checked[exit_] += 1
+    assert sum(checked.values()) > 0
+    if name == "never_legal":
+        assert checked["least_bad"] > 0
 
 
 @pytest.mark.parametrize("step", ["cells", "rows"])

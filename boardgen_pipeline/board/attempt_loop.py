@@ -13,6 +13,8 @@ from boardgen_pipeline.board.closure_rows import store_rows
 from boardgen_pipeline.board.flood import flood_r0, unreachable_count
 from boardgen_pipeline.board.fog_kernels import fog_budget, fog_step
 from boardgen_pipeline.board.kernel_args import (
+    EXIT_BEST_LEGAL,
+    EXIT_LEAST_BAD,
     LOG_DRAWS,
     LOG_FOG,
     LOG_MINES,
@@ -130,6 +132,7 @@ def attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts):
         if (np.int64(revealed) * plan.target_den >= plan.target_num * np.int64(max(1, safe))
                 and np.int64(core) * plan.target_den >= plan.target_num * np.int64(max(1, safe - nfog))):
             out.passed = 1
+            out.chosen = k + 1
             if held:
                 store_rows(s.bits, rev, s.known, g.width, g.height)  # the workspace keeps the passing board's R∞
             out.known = nk
@@ -149,17 +152,53 @@ def attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts):
 
 
 @njit(cache=True, error_model="numpy")
-def replay_board(st, draws, g, plan, fog_rule, s, f, summary):
+def exit_from_log(g, plan, s, attempts):
+    """The exit of a board no attempt of which passed (SPEC 2.5; the twin of
+    ``generator.choose_exit``, which the tests hold it equal to): the legal
+    attempt of highest inferability, ties to the earliest (``best_legal``),
+    or with no legal attempt the least bad one by (unreachable safe cells,
+    safe cells short of the minimum, R0 over the cap, free open, attempt)
+    (``least_bad``; an attempt whose unreachable count an earlier gate left
+    uncounted is placed again from its stream state and counted, into its
+    log row). Returns ``(exit, chosen attempt 1-based, its unreachable
+    count)``; ``s`` holds placements of the counted attempts afterwards."""
+    log = attempts.log
+    ran = attempts.summary[0].ran
+    best = -1
+    for k in range(ran):
+        r = log[k, LOG_REVEALED]
+        if r >= 0 and (best < 0 or r * log[best, LOG_SAFE] > log[best, LOG_REVEALED] * log[k, LOG_SAFE]):
+            best = k
+    if best >= 0:
+        return EXIT_BEST_LEGAL, best + 1, max(0, log[best, LOG_UNREACH])
+    st = np.zeros(1, np.uint64)
+    draws = np.zeros(1, np.int64)
+    chosen = -1
+    key = (0, 0, 0, 0)
+    for k in range(ran):
+        if log[k, LOG_UNREACH] < 0:
+            st[0] = attempts.state[k]
+            place(st, draws, g, s, plan.mines_target, plan.shave)
+            log[k, LOG_UNREACH] = unreachable_count(g, s, numbers_from_placed(g, s, plan.mines_target))
+        safe = log[k, LOG_SAFE]
+        r0 = log[k, LOG_R0]
+        here = (max(0, log[k, LOG_UNREACH]), max(0, plan.min_safe - safe), max(0, r0 - plan.r0_cap),
+                1 if r0 == safe else 0)
+        if chosen < 0 or here < key:  # strictly less: ties to the earliest attempt
+            chosen = k
+            key = here
+    return EXIT_LEAST_BAD, chosen + 1, key[0]
+
+
+@njit(cache=True, error_model="numpy")
+def replay_into(st, draws, g, plan, fog_rule, s, f, out):
     """One attempt from the stream state in ``st``, measured whatever its
     legality (the chosen attempt of a ``best_legal`` or ``least_bad`` exit):
-    mines, fog when the row has it, then R∞ with fog. Fills ``summary[0]`` like a
-    passing attempt of ``attempt_loop``; only the plan's mines and shave are read."""
-    check_board_arrays(g, plan, s, f)
-    if summary.shape[0] != 1:
-        raise ValueError("the summary must hold one record")
-    out = summary[0]
+    mines, fog when the row has it, then R∞ with fog. Writes what it
+    measured into summary record ``out`` as a passing attempt of
+    ``attempt_loop`` does (the run's counts, ``unreachable``, ``exit`` and
+    ``chosen`` are left as they are); only the plan's mines and shave are read."""
     NC = g.width * g.height
-    clear_summary(out)
     removed = place(st, draws, g, s, plan.mines_target, plan.shave)
     numbers_from_placed(g, s, plan.mines_target)
     s.fog[:] = 0
@@ -188,3 +227,31 @@ def replay_board(st, draws, g, plan, fog_rule, s, f, summary):
         unpaid, paid = fog_budget(g, s, f)
         out.unpaid = unpaid
         out.paid = paid
+
+
+@njit(cache=True, error_model="numpy")
+def replay_board(st, draws, g, plan, fog_rule, s, f, summary):
+    """``replay_into`` a cleared ``summary[0]``."""
+    check_board_arrays(g, plan, s, f)
+    if summary.shape[0] != 1:
+        raise ValueError("the summary must hold one record")
+    clear_summary(summary[0])
+    replay_into(st, draws, g, plan, fog_rule, s, f, summary[0])
+
+
+@njit(cache=True, error_model="numpy")
+def finish_board(g, plan, fog_rule, s, f, attempts):
+    """After ``attempt_loop``: a board that did not pass gets its exit
+    (``exit_from_log``) and the chosen attempt replayed into ``s`` and the
+    summary, so that ``s`` holds the board whatever its exit."""
+    out = attempts.summary[0]
+    if out.passed == 1:
+        return
+    exit_, chosen, unreach = exit_from_log(g, plan, s, attempts)
+    st = np.zeros(1, np.uint64)
+    draws = np.zeros(1, np.int64)
+    st[0] = attempts.state[chosen - 1]
+    replay_into(st, draws, g, plan, fog_rule, s, f, out)
+    out.exit = exit_
+    out.chosen = chosen
+    out.unreachable = unreach

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from boardgen_pipeline.board.attempt_loop import attempt_loop
+from boardgen_pipeline.board.attempt_loop import attempt_loop, finish_board
 from boardgen_pipeline.board.kernel_args import (
     LOG_FOG,
     LOG_MINES,
@@ -32,9 +32,9 @@ def run_batch(states, g, plan, fog_rule, s, f, res):
     kernel is paid once. ``res`` is a :class:`BatchResult`: board b's
     summary record goes to ``res.summary[b]``, the draws it took to ``res.draws[b]``,
     the stream state after it to ``res.state[b]``, its attempt log to
-    ``res.attempt_state[b]`` and ``res.log[b]`` (so the caller picks the
-    exit of a board that did not pass without running it again) and, when
-    it passed, its mines and fog to ``res.mines[b]`` and ``res.fog[b]``."""
+    ``res.attempt_state[b]`` and ``res.log[b]``, and its mines and fog to
+    ``res.mines[b]`` and ``res.fog[b]``: the passing attempt's, or the one
+    its exit chose (``finish_board``), whose measure the summary then holds."""
     B = states.shape[0]
     NC = g.width * g.height
     if (res.summary.shape[0] < B or res.state.shape[0] < B or res.mines.shape[0] < B or res.fog.shape[0] < B
@@ -49,13 +49,14 @@ def run_batch(states, g, plan, fog_rule, s, f, res):
     for b in range(B):
         st[0] = states[b]
         draws[0] = 0
-        attempt_loop(st, draws, g, plan, fog_rule, s, f, Attempts(res.attempt_state[b], res.log[b], res.summary[b : b + 1]))
+        attempts = Attempts(res.attempt_state[b], res.log[b], res.summary[b : b + 1])
+        attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts)
         res.state[b] = st[0]
         res.draws[b] = draws[0]
-        if res.summary[b].passed == 1:
-            for c in range(NC):
-                res.mines[b, c] = s.mines[c]
-                res.fog[b, c] = s.fog[c]
+        finish_board(g, plan, fog_rule, s, f, attempts)
+        for c in range(NC):
+            res.mines[b, c] = s.mines[c]
+            res.fog[b, c] = s.fog[c]
 
 
 class AttemptLog(NamedTuple):
@@ -85,7 +86,7 @@ class BatchResult(NamedTuple):
     summary: np.ndarray  # SUMMARY [boards]: each board's summary record
     draws: np.ndarray  # int64 [boards]: the draws each board took
     state: np.ndarray  # stream state after each board
-    mines: np.ndarray  # [boards, cells]: the passing attempt's mines (rows of boards that passed)
+    mines: np.ndarray  # [boards, cells]: the board's mines (its passing or chosen attempt's)
     fog: np.ndarray  # [boards, cells]: its fog
     attempt_state: np.ndarray  # [boards, budget]: stream state at each attempt's start
     log: np.ndarray  # [boards, budget, LOG_SIZE]: each board's attempt log

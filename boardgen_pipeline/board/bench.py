@@ -62,8 +62,8 @@ def bench(width, height, density, target, cap, attempts, boards, shave=1, fog_re
     t0 = time.perf_counter()
     warm_up()  # every kernel compiled or loaded before the timer starts
     # and this board size's workspace made, on boards of other scopes; enough of them that the paths a
-    # few boards take (a board below target is replayed to its least-bad attempt) have loaded their
-    # kernels too: loading one from numba's cache inside the timer cost 0.1 s, a third of 3,000 10x10 boards
+    # few boards take have run once: loading a kernel from numba's cache inside the timer cost 0.1 s, a
+    # third of 3,000 10x10 boards
     warm = range(boards, boards + 256)
     generate_batch_from_row(row, SPAWN_SIDE, warm, figures=False)
     if figures:

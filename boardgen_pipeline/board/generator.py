@@ -169,60 +169,17 @@ def generate_from_row(row: BoardGenRow, spawn_side: int, stream: Stream, dig_ap_
     """Run the generate-verify loop of one row on ``stream`` (advanced in place).
 
     Stages 2-3 (place, generate-verify; with fog, seed 001's fog step in
-    every attempt) run compiled up to the first pass; stage 4 picks the exit
-    and builds the board and its metrics record."""
+    every attempt) run compiled up to the first pass, and the exit of a board
+    that did not pass is chosen there too; stage 4 builds the board and its
+    metrics record."""
     p = _plan(row, spawn_side)
     ws = _WORKSPACES.get(row.board_width, row.board_height, spawn_side)
     log = ws.run_attempts(stream, p.n, p.shave, row.min_safe_count, row.r0_max_cap, row.max_gen_attempts,
                           p.target, p.fog)
-    if log.passed:
-        # the common case: the last attempt passed, and the workspace still
-        # holds its board and closure
-        return _output(row, spawn_side, stream, p, summary_of(log.summary[0]), "passed", log.ran, log.ran, log.rejected,
-                       ws.mines.tobytes(), ws.fog, dig_ap_cost)
-    return _not_passed(row, spawn_side, stream, p, ws, log, dig_ap_cost)
-
-
-def _not_passed(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, ws: workspace.Workspace,
-                log: kernels.AttemptLog, dig_ap_cost: int, figures: dict | None = None) -> Generated:
-    """No attempt passed: the exit from the attempt log (SPEC 2.5), then the
-    chosen attempt replayed from the stream state recorded at its start."""
-
-    def unreachable(k):
-        ws.place(int(log.state[k]), p.n, p.shave)
-        return ws.unreachable(ws.numbers())
-
-    exit_, k, unreach = _choose_from_log(log, row, unreachable)
-    summary = summary_of(ws.replay(int(log.state[k - 1]), p.n, p.shave, p.fog)[0])
-    summary["unreachable"] = unreach
-    return _output(row, spawn_side, stream, p, summary, exit_, k, log.ran, log.rejected,
-                   ws.mines.tobytes(), ws.fog, dig_ap_cost, figures=figures)
-
-
-def _choose_from_log(log: kernels.AttemptLog, row: BoardGenRow, unreachable) -> tuple[str, int, int]:
-    """``choose_exit`` on an attempt log in which no attempt passed, with
-    plain integers (no Attempt records, no Fractions): ``(exit, k, the
-    chosen attempt's unreachable count)``. The tests hold it equal to
-    ``choose_exit`` over ``_attempts``."""
-    revealed = log.revealed.tolist()
-    safe = log.safe.tolist()
-    best = None
-    for k, r in enumerate(revealed):
-        # the highest inferability r / s, ties to the earliest
-        if r >= 0 and (best is None or r * safe[best] > revealed[best] * safe[k]):
-            best = k
-    if best is not None:
-        return "best_legal", best + 1, max(0, int(log.unreachable[best]))
-    r0 = log.r0.tolist()
-    unreach = log.unreachable.tolist()
-    key = []
-    for k in range(log.ran):
-        if unreach[k] < 0:
-            unreach[k] = log.unreachable[k] = unreachable(k)
-        key.append((max(0, unreach[k]), max(0, row.min_safe_count - safe[k]), max(0, r0[k] - row.r0_max_cap),
-                    int(r0[k] == safe[k]), k + 1))
-    chosen = min(key)
-    return "least_bad", chosen[-1], chosen[0]
+    # the workspace holds the board whatever its exit: the passing attempt, or the one the exit chose
+    s = summary_of(log.summary[0])
+    return _output(row, spawn_side, stream, p, s, EXITS[s["exit"]], s["chosen"], log.ran, log.rejected,
+                   ws.mines.tobytes(), ws.fog, dig_ap_cost)
 
 
 def _output(row: BoardGenRow, spawn_side: int, stream: Stream, p: _Plan, s: dict, exit_: str, chosen: int,
@@ -305,8 +262,9 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
     master_seed), dig_ap_cost)`` for every scope ``s`` of ``scopes``, in
     order, with the same boards and records, in one kernel call per chunk
     of scopes: the per-call cost of a kernel and most of the per-board
-    Python are paid once. A board that did not pass gets its exit from the
-    attempt log the kernel kept, as in the per-board path.
+    Python are paid once. A board that did not pass comes out of the kernel
+    with its exit chosen and its chosen attempt replayed, as in the
+    per-board path.
 
     ``figures`` False leaves out the difficulty figures and the perfect
     player (``board_figures``): the records hold only what the attempt loop
@@ -334,24 +292,20 @@ def generate_batch_from_row(row: BoardGenRow, spawn_side: int, scopes, master_se
         mines = res.mines.tobytes()  # every board's mines: a board's are a slice of it
         # the difficulty figures, and a perfect player where complete logic leaves a guess (one kernel call)
         if figures:
-            board_figs = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, res.summary["passed"])
+            board_figs = player.board_figures_batch(W, H, spawn_side, res.mines, res.fog, np.ones(len(part), np.uint8))
         else:
             board_figs = None
         for i, scope in enumerate(part):
             if not passed[i] or template is None:
                 s = {name: col[name][i] for name in SUMMARY_FIELDS}
                 stream = Stream("board_gen", scope, master_seed, int(res.state[i]), draws[i])
+                rejected = {"r0_cap_rejected": s["r0_cap_rejected"], "unreachable_rejected": s["unreachable_rejected"],
+                            "free_open_rejected": s["free_open_rejected"], "min_safe_rejected": s["min_safe_rejected"]}
+                g = _output(row, spawn_side, stream, p, s, EXITS[s["exit"]], s["chosen"], s["ran"], rejected,
+                            mines[i * cells : (i + 1) * cells], res.fog[i], dig_ap_cost, layouts[i],
+                            board_figs[i] if figures else {})
                 if s["passed"]:
-                    ran = s["ran"]
-                    rejected = {"r0_cap_rejected": s["r0_cap_rejected"],
-                                "unreachable_rejected": s["unreachable_rejected"],
-                                "free_open_rejected": s["free_open_rejected"], "min_safe_rejected": s["min_safe_rejected"]}
-                    g = _output(row, spawn_side, stream, p, s, "passed", ran, ran, rejected, res.mines[i].tobytes(),
-                                res.fog[i], dig_ap_cost, layouts[i], board_figs[i] if figures else {})
                     template = g.metrics
-                else:
-                    g = _not_passed(row, spawn_side, stream, p, ws, res.attempts(i), dig_ap_cost,
-                                    None if figures else {})
                 out.append(g)
                 continue
             # a passing board: the record of the row's first passing board
@@ -549,15 +503,13 @@ def warm_up(from_the_other_end: bool = False) -> None:
     """Compile (or load from numba's on-disk cache) the kernels a row's
     boards need: the attempt loop (with and without fog) and the figures.
     Calling it once before starting worker processes lets them load the
-    cache instead of compiling side by side. The replay of a board that no
-    attempt passed (and the measure it uses) compiles when first needed:
-    every board of the default tables passes, so a first run does not pay
-    for it (about 7 s of CPU).
+    cache instead of compiling side by side. The exit of a board that no
+    attempt passed and the replay of its chosen attempt are part of the
+    attempt loop's kernel call, so they are compiled here too.
 
     ``from_the_other_end``: the steps last to first, as the second process
     of a cold compile runs them, after :func:`warm_up_figures`
     (``kernel_cache``)."""
-    # rows whose boards all pass (tests/test_kernel_cache_writes.py): a board that none passes would compile the replay
     base = dict(level_index=1, node_depth=0, board_width=8, board_height=8, mine_density=0.12,
                 inferability_target=0.85, min_safe_count=1, board_type="dungeon", shave_ring_radius=1,
                 r0_max_cap=60, max_gen_attempts=8)

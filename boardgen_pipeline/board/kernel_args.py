@@ -115,7 +115,12 @@ SUMMARY_FIELDS = (
     "known",  # mines the closure proved
     "revealed", "safe", "r0", "removed", "unreachable", "revealed_core", "fog", "placed",
     "unpaid", "paid",  # the fog budget (seed 001 F3), on a fog row
+    "exit",  # the board's exit, an index of generator.EXITS (0 passed, 1 best_legal, 2 least_bad)
+    "chosen",  # the attempt the board is (1-based)
 )
+
+# the exits of SPEC 2.5, as the summary's ``exit`` field numbers them
+EXIT_PASSED, EXIT_BEST_LEGAL, EXIT_LEAST_BAD = range(3)
 
 
 SUMMARY = np.dtype([(name, np.int64) for name in SUMMARY_FIELDS])
@@ -141,6 +146,8 @@ def clear_summary(out):
     out.placed = 0
     out.unpaid = 0
     out.paid = 0
+    out.exit = 0
+    out.chosen = 0
 
 # attempt_loop's per-attempt log (one row an attempt; the stream state at the
 # attempt's start is kept apart, in a uint64 array)
