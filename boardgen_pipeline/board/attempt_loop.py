@@ -1,6 +1,7 @@
 """The attempt loop, compiled (SPEC 2.4-2.5, and SPEC 5 on a fog row): place,
 numbers, R0, the legality gates cheapest first, and only for a legal attempt
-the closure; the replay of a chosen attempt; the measure of a layout.
+the closure; when no attempt passed, the exit (best legal, least bad) and
+the replay of the chosen attempt; the measure of a layout.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts):
             return
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def exit_from_log(g, plan, s, attempts):
     """The exit of a board no attempt of which passed (SPEC 2.5; the twin of
     ``generator.choose_exit``, which the tests hold it equal to): the legal
@@ -190,7 +191,7 @@ def exit_from_log(g, plan, s, attempts):
     return EXIT_LEAST_BAD, chosen + 1, key[0]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def replay_into(st, draws, g, plan, fog_rule, s, f, out):
     """One attempt from the stream state in ``st``, measured whatever its
     legality (the chosen attempt of a ``best_legal`` or ``least_bad`` exit):
@@ -239,7 +240,7 @@ def replay_board(st, draws, g, plan, fog_rule, s, f, summary):
     replay_into(st, draws, g, plan, fog_rule, s, f, summary[0])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def finish_board(g, plan, fog_rule, s, f, attempts):
     """After ``attempt_loop``: a board that did not pass gets its exit
     (``exit_from_log``) and the chosen attempt replayed into ``s`` and the

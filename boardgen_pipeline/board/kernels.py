@@ -19,7 +19,8 @@ random boards and on the golden vectors:
 - ``closure_cells``: the closure dispatch (``closure``: bit rows of
   ``closure_rows`` up to 58 wide, the cell closure beyond) and the cell closure;
 - ``fog_kernels``: the fog step (``fog_rows`` or cell by cell) and the fog budget;
-- ``attempt_loop``: the attempt loop, the replay, the measure;
+- ``attempt_loop``: the attempt loop, the exit of a board no attempt passed and the replay of its
+  chosen attempt, the measure;
 - ``batch_driver``: many boards of one row in one call, and the attempt logs;
 - ``rng_kernels``: the stream.
 """
