@@ -153,7 +153,7 @@ def attempt_loop(st, draws, g, plan, fog_rule, s, f, attempts):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def exit_from_log(g, plan, s, attempts):
+def exit_from_log(g, plan, s, attempts, st, draws):
     """The exit of a board no attempt of which passed (SPEC 2.5; the twin of
     ``generator.choose_exit``, which the tests hold it equal to): the legal
     attempt of highest inferability, ties to the earliest (``best_legal``),
@@ -162,7 +162,8 @@ def exit_from_log(g, plan, s, attempts):
     (``least_bad``; an attempt whose unreachable count an earlier gate left
     uncounted is placed again from its stream state and counted, into its
     log row). Returns ``(exit, chosen attempt 1-based, its unreachable
-    count)``; ``s`` holds placements of the counted attempts afterwards."""
+    count)``; ``s`` holds placements of the counted attempts afterwards
+    (``st`` and ``draws``: the one-entry stream arrays they are placed with)."""
     log = attempts.log
     ran = attempts.summary[0].ran
     best = -1
@@ -172,8 +173,6 @@ def exit_from_log(g, plan, s, attempts):
             best = k
     if best >= 0:
         return EXIT_BEST_LEGAL, best + 1, max(0, log[best, LOG_UNREACH])
-    st = np.zeros(1, np.uint64)
-    draws = np.zeros(1, np.int64)
     chosen = -1
     key = (0, 0, 0, 0)
     for k in range(ran):
@@ -244,14 +243,14 @@ def replay_board(st, draws, g, plan, fog_rule, s, f, summary):
 def finish_board(g, plan, fog_rule, s, f, attempts):
     """After ``attempt_loop``: a board that did not pass gets its exit
     (``exit_from_log``) and the chosen attempt replayed into ``s`` and the
-    summary, so that ``s`` holds the board whatever its exit."""
+    summary, so that ``s`` holds the board whatever its exit (the caller
+    calls it only for such a board)."""
     out = attempts.summary[0]
-    if out.passed == 1:
-        return
-    exit_, chosen, unreach = exit_from_log(g, plan, s, attempts)
     st = np.zeros(1, np.uint64)
     draws = np.zeros(1, np.int64)
+    exit_, chosen, unreach = exit_from_log(g, plan, s, attempts, st, draws)
     st[0] = attempts.state[chosen - 1]
+    draws[0] = 0
     replay_into(st, draws, g, plan, fog_rule, s, f, out)
     out.exit = exit_
     out.chosen = chosen

@@ -35,7 +35,7 @@ import numpy as np
 
 from boardgen_pipeline.board import kernels, player, workspace
 from boardgen_pipeline.board.geometry import Board, Geometry, neighbour_arrays
-from boardgen_pipeline.board.kernel_args import SUMMARY_FIELDS
+from boardgen_pipeline.board.kernel_args import EXITS, SUMMARY_FIELDS
 from boardgen_pipeline.board.placement import candidate_cells
 from boardgen_pipeline.board.rng import Stream, derive_at, initial_states
 from boardgen_pipeline.board.solver import METRIC_VERSION
@@ -46,9 +46,6 @@ from boardgen_pipeline.tables.board_gen import (
     mines_target,
     round_half_up,
 )
-
-EXITS = ("passed", "best_legal", "least_bad")
-
 
 ALERTS = {"passed": "none", "best_legal": "warning", "least_bad": "critical"}
 

@@ -115,12 +115,14 @@ SUMMARY_FIELDS = (
     "known",  # mines the closure proved
     "revealed", "safe", "r0", "removed", "unreachable", "revealed_core", "fog", "placed",
     "unpaid", "paid",  # the fog budget (seed 001 F3), on a fog row
-    "exit",  # the board's exit, an index of generator.EXITS (0 passed, 1 best_legal, 2 least_bad)
+    "exit",  # the board's exit, an index of EXITS
     "chosen",  # the attempt the board is (1-based)
 )
 
-# the exits of SPEC 2.5, as the summary's ``exit`` field numbers them
-EXIT_PASSED, EXIT_BEST_LEGAL, EXIT_LEAST_BAD = range(3)
+# the exits of SPEC 2.5 (the metrics record's ``exit``), numbered in the summary's ``exit`` field by
+# their place here
+EXITS = ("passed", "best_legal", "least_bad")
+EXIT_PASSED, EXIT_BEST_LEGAL, EXIT_LEAST_BAD = range(len(EXITS))
 
 
 SUMMARY = np.dtype([(name, np.int64) for name in SUMMARY_FIELDS])
