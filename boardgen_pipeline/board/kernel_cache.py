@@ -2,9 +2,9 @@
 a first run (docs/decisions/kernels.md, "Compiling a cold cache from both
 ends"; issue 34's "first use halved").
 
-A cold cache costs one process about 80 s of compiling, and each kernel
-module's helpers are compiled, and cached, on their own before the kernels
-that call them. The row's kernels fall into two halves of about equal cost
+A cold cache costs one process 50-80 s of compiling (a quiet host to a
+busy one), and each kernel module's helpers are compiled, and cached, on
+their own before the kernels that call them. The row's kernels fall into two halves of about equal cost
 that share a few helpers (the closures, small limb and bit helpers): the
 attempt loop (placement, the closures, fog) and the figures (difficulty,
 probability, the perfect player). :func:`other_end_compiling` starts a
