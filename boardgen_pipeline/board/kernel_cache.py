@@ -1,18 +1,18 @@
 """Numba's on-disk cache of the kernels, written by two processes at once on
 a first run (docs/decisions/kernels.md, "Compiling a cold cache from both
-ends"; issue 34's "first use halved").
+ends": a fresh clone's first run compiles in half the time of one process).
 
 A cold cache costs one process 50-80 s of compiling (a quiet host to a
 busy one), and each kernel module's helpers are compiled, and cached, on
-their own before the kernels that call them. The row's kernels fall into two halves of about equal cost
-that share a few helpers (the closures, small limb and bit helpers): the
-attempt loop (placement, the closures, fog) and the figures (difficulty,
-probability, the perfect player). :func:`other_end_compiling` starts a
-second process that compiles from the other end (the caller names what it
-runs) while this one compiles in its usual order; each finds in the cache
-what the other has saved by then and loads it instead of compiling it, so
-a two-core machine compiles both halves at once and the two meet in the
-middle.
+their own before the kernels that call them. The row's kernels fall into
+two halves of about equal cost that share a few helpers (the closures,
+small limb and bit helpers): the attempt loop (placement, the closures,
+fog) and the figures (difficulty, probability, the perfect player).
+:func:`other_end_compiling` starts a second process that compiles from the
+other end (the caller names what it runs) while this one compiles in its
+usual order; each finds in the cache what the other has saved by then and
+loads it instead of compiling it, so a two-core machine compiles both
+halves at once and the two meet in the middle.
 
 Numba writes a function's index (``.nbi``: each compiled signature and the
 data file holding its code) by reading it, adding an entry and writing it
