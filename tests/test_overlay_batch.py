@@ -6,7 +6,10 @@ seed 003 "布置段", "验收标准").
 - ``variants.batch.place_row`` equals ``overlays.overlay_for`` (the readable
   ``place_overlay``) on every board of default rows: level 1, the level-1
   Boss (immune: region fallback), fog rows of levels 2 and 3, the level-2
-  Boss (global type); and on random boards under random tables;
+  Boss (global type); and on random boards under random tables, on bit
+  rows (``placement_rows``) and, wider than the rows hold, cell by cell;
+  the two placement kernels place the same packs on random boards of every
+  pack range;
 - ``OverlayBatch.to_arrow`` is the table (and the Parquet bytes) the records
   path writes, and ``from_arrow`` reads it back to the same overlays;
 - ``variants.check_kernels``: each rule's bit fires on a planted fault of
@@ -30,14 +33,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from boardgen_pipeline.board.closure_rows import MAX_WIDTH, PAD
 from boardgen_pipeline.board.generator import generate_batch_from_row
-from boardgen_pipeline.board.geometry import Board, parse_layout
+from boardgen_pipeline.board.geometry import Board, neighbour_arrays, parse_layout
 from boardgen_pipeline.board.r0 import layouts_to_arrays, r0_batch
 from boardgen_pipeline.board.rng import derive_at
 from boardgen_pipeline.board.solver import reveal_r0
 from boardgen_pipeline.calibration.batch import batch_scopes
 from boardgen_pipeline.catalog import load_catalog
-from boardgen_pipeline.variants import outcomes
+from boardgen_pipeline.variants import outcomes, placement_kernels, placement_rows
 from boardgen_pipeline.variants.batch import OverlayBatch, overlay_dataset_schema, place_row
 from boardgen_pipeline.variants.check_kernels import RULE_GROUPS, RULES, rule_flags, rules_of
 from boardgen_pipeline.variants.overlays import overlay_for
@@ -209,6 +213,105 @@ def test_place_row_equals_the_readable_placement_on_random_boards_and_tables():
             checked += 1
             placed += len(want.cells)
     assert checked == 24 * 16 and placed > 500
+
+
+PLACEMENT_FIELDS = ("type_index", "target", "candidate_count", "draws", "shortfall", "pack_count", "pack_sizes",
+                    "pack_cells", "cell_counts", "cells")
+
+
+def random_candidates(rng, boards, w, h):
+    """Boards with mines and taken cells of random densities: open fields,
+    mazes of small pieces, boards with no candidate."""
+    mines = (rng.random((boards, w * h)) < rng.uniform(0.0, 0.6)).astype(np.uint8)
+    taken = ((rng.random((boards, w * h)) < rng.uniform(0.0, 0.3)) & (mines == 0)).astype(np.uint8)
+    return mines, taken
+
+
+def test_the_bit_row_kernel_places_what_the_cell_kernel_places(monkeypatch):
+    """``placement_rows`` against ``place_region_rows`` on the same boards,
+    field by field, for every pack range from 1 (nothing is too small) to
+    pieces of 6, on boards from one row or column to the widest the rows
+    hold: the re-split's ring-by-ring growth, its one-cell shortcut
+    (``pack_min`` 2) and the k-th set bit must pick the cells the cell
+    kernel's searches and scans pick."""
+    rng = np.random.default_rng(34)
+    shapes = [(1, 9), (9, 1), (2, 2), (5, 7), (16, 16), (30, 16), (MAX_WIDTH, 3), (MAX_WIDTH - 1, 5)]
+    placed = 0
+    for case in range(96):
+        w, h = shapes[case % len(shapes)]
+        pack_min = 1 + case % 6
+        pack_max = pack_min + int(rng.integers(0, 5))
+        mines, taken = random_candidates(rng, 12, w, h)
+        states = rng.integers(0, 2**63, 12, dtype=np.uint64)
+        targets = target_table(w * h, int(rng.integers(1, 100)), 1, int(rng.integers(0, 6)))
+        kw = dict(width=w, height=h, pool_size=1 + case % 3, targets=targets, pack_min=pack_min, pack_max=pack_max)
+        rows = place_regions(states, mines, taken, **kw)
+        with monkeypatch.context() as m:
+            m.setattr(placement_kernels, "MAX_WIDTH", 0)
+            cells = place_regions(states, mines, taken, **kw)
+        for name in PLACEMENT_FIELDS:
+            assert np.array_equal(getattr(rows, name), getattr(cells, name)), (case, name)
+        placed += int(rows.cell_counts.sum())
+    assert placed > 2000
+
+
+def test_boards_wider_than_the_rows_take_the_cell_kernel_and_equal_the_readable_placement():
+    rng = np.random.default_rng(58)
+    for w, h, pack_min in ((MAX_WIDTH + 1, 3, 2), (64, 2, 3), (70, 4, 1)):
+        table = dataclasses.replace(VARIATION, percent_of_cells=Fraction(40), per_level_bonus=0, pack_min=pack_min,
+                                    pack_max=pack_min + 3)
+        mines = (rng.random((4, w * h)) < 0.15).astype(np.uint8)
+        scopes = [int(s) for s in rng.integers(0, 2**40, 4)]
+        batch = place_row(mines, None, scopes=scopes, width=w, height=h, spawn_side=2, level_index=2, node_depth=1,
+                          board_type="underdark", is_boss=False, table=table)
+        for i in range(4):
+            board = Board(w, h, 2, mines[i].tobytes(), ())
+            want = place_overlay(board, reveal_r0(board.mines, w, h, 2, frozenset()), level_index=2, is_boss=False,
+                                 board_type="underdark", table=table, stream=derive_at("variant_place", scopes[i]))
+            assert batch.overlay(i) == want and len(want.cells) > 0, (w, i)
+
+
+@pytest.mark.parametrize("kernel", ["rows", "cells"])
+def test_the_placement_kernels_refuse_arrays_they_would_write_past(kernel):
+    """Called directly, past ``place_regions``' checks: outputs or scratch too
+    small for the batch, or a board the bit rows cannot hold, raise instead
+    of writing out of bounds."""
+    w, h, boards = 6, 5, 3
+    nc = w * h
+    mines, taken = np.zeros((boards, nc), np.uint8), np.zeros((boards, nc), np.uint8)
+    states = np.arange(boards, dtype=np.uint64)
+    rule = placement_kernels.PackRule(pool_size=2, pack_min=2, pack_max=3, targets=target_table(nc, 50, 1, 0))
+
+    def out(short=""):
+        """Outputs that fit the batch, but for the one named ``short``: one entry short."""
+        def size(name, n):
+            return n - 1 if name == short else n
+        return placement_kernels.PlacementOut(
+            summary=np.zeros((size("summary", boards), placement_kernels.OUT_SIZE), np.int64),
+            **{name: np.zeros(size(name, boards * nc), np.int64) for name in ("pack_ends", "pack_cells", "cells")},
+            cell_ends=np.zeros(size("cell_ends", boards), np.int64))
+
+    def run(o, small_scratch=False, width=w):
+        boards_in = placement_kernels.Candidates(mines=mines, taken=taken)
+        if kernel == "rows":
+            bits = np.zeros((placement_rows.ROWS, h + 2 * PAD - (1 if small_scratch else 0)), np.uint64)
+            return placement_rows.place_region_bits(states, boards_in, rule, width, nc // width, o, bits)
+        nb, nbn = neighbour_arrays(w, h)
+        n = nc - (1 if small_scratch else 0)
+        scratch = placement_kernels.PlacementScratch(
+            free=np.zeros(n, np.uint8), in_pack=np.zeros(n, np.uint8), seen=np.zeros(n, np.int64),
+            queue=np.zeros(n, np.int64), frontier=np.zeros(24, np.int64), left=np.zeros(n, np.int64),
+            pack=np.zeros(3, np.int64))
+        return placement_kernels.place_region_rows(states, boards_in, rule, nb, nbn, o, scratch)
+
+    assert run(out()) > 0
+    for kw, match in (*((dict(o=out(short)), "output") for short in placement_kernels.PlacementOut._fields),
+                      (dict(o=out(), small_scratch=True), "scratch" if kernel == "cells" else "rows")):
+        with pytest.raises(ValueError, match=match):
+            run(**kw)
+    if kernel == "rows":
+        with pytest.raises(ValueError, match="rows"):
+            run(out(), width=1)  # 1 x 30 cells read as 30 x 1: the scratch's rows are too few
 
 
 def test_target_table_is_the_exact_count_rule():

@@ -5,7 +5,8 @@
 The fuzz runs in a subprocess with ``NUMBA_BOUNDSCHECK=1`` and a numba cache
 of its own (so the cached, unchecked kernels are not reused): an index out
 of bounds there raises IndexError instead of writing past an array. It draws
-board sizes from 1 x 1 up, spawn sides that do not fit, tables with packs
+board sizes from 1 x 1 up (both placement kernels: bit rows up to 58
+columns, cell by cell beyond), spawn sides that do not fit, tables with packs
 larger than the board, and overlays holding any cells at all (off the board,
 negative, repeated, in empty or disconnected packs, on a board of another
 size), and holds the compiled rule bits equal to the readable checks on
@@ -38,7 +39,8 @@ FUZZ = textwrap.dedent("""
     rng = np.random.default_rng(int(sys.argv[1]))
     variation = load_catalog().variation
     seen = {"cases": 0, "boards": 0, "flagged": 0, "placed_cells": 0}
-    sizes = [(1, 1, 1), (1, 7, 3), (2, 2, 1), (3, 3, 3), (4, 9, 5), (9, 4, 1), (17, 3, 3)] + [
+    # 58 columns: the widest board the bit-row placement holds; 61: the cell-by-cell placement
+    sizes = [(1, 1, 1), (1, 7, 3), (2, 2, 1), (3, 3, 3), (4, 9, 5), (9, 4, 1), (17, 3, 3), (58, 2, 3), (61, 2, 1)] + [
         (int(rng.integers(1, 20)), int(rng.integers(1, 20)), int(rng.choice([1, 3, 5]))) for _ in range(8)]
     for w, h, side in sizes:
         nc = w * h
@@ -85,5 +87,5 @@ def test_fuzz_the_overlay_kernels_under_numba_boundscheck(tmp_path):
                           timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert seen["cases"] == 15 * 4 and seen["boards"] == 15 * 4 * 6
+    assert seen["cases"] == 17 * 4 and seen["boards"] == 17 * 4 * 6
     assert seen["flagged"] > 100 and seen["placed_cells"] > 300

@@ -324,6 +324,28 @@ def row_of(cells, y, W):
     return w
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def cell_bit(c, W):
+    """Cell ``c`` as its padded row and the bit that holds it there."""
+    return c // W + PAD, _ONE << uint64(c % W + PAD)
+
+
+@njit(cache=True, error_model="numpy")
+def kth_cell(bits, k, row, H, W):
+    """The cell of the ``k``-th set bit (from 0) of rows ``row`` of
+    ``bits``, counting rows from the top and bits from the right: the k-th
+    cell of the set in row-major order (-1: the set holds k cells or fewer)."""
+    for p in range(PAD, H + PAD):
+        v = bits[row, p]
+        n = popcount(v)
+        if k < n:
+            for _ in range(k):
+                v &= v - _ONE
+            return (p - PAD) * W + int(trailing_zeros(v)) - PAD
+        k -= n
+    return -1
+
+
 @njit(cache=True, error_model="numpy")
 def load_rows(bits, rev, known, mines, fog, has_fog, W, H):
     """Fill ``bits`` from the cell arrays. Returns False (and the caller

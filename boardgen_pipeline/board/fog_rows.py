@@ -24,7 +24,7 @@ from __future__ import annotations
 from numba import njit, uint64
 
 from boardgen_pipeline.board.bitops import popcount, trailing_zeros
-from boardgen_pipeline.board.closure_rows import BITS_ROWS, MAX_WIDTH, PAD, _around, _wide, row_of
+from boardgen_pipeline.board.closure_rows import BITS_ROWS, MAX_WIDTH, PAD, _around, _wide, cell_bit, kth_cell, row_of
 from boardgen_pipeline.board.rng_kernels import below
 
 # rows of the shared scratch ``bits`` after the closure's
@@ -51,25 +51,6 @@ def windows_around(c, W, H):
     x = c % W
     y = c // W
     return max(0, y - 2), min(H - 3, y), max(0, x - 2), min(W - 3, x)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _cell_bit(c, W):
-    return c // W + PAD, _ONE << uint64(c % W + PAD)
-
-
-@njit(cache=True, error_model="numpy")
-def _pick(bits, k, row, H, W):
-    """The cell of the ``k``-th set bit (from 0) of rows ``row``, row-major."""
-    for p in range(PAD, H + PAD):
-        v = bits[row, p]
-        n = popcount(v)
-        if k < n:
-            for _ in range(k):
-                v &= v - _ONE
-            return (p - PAD) * W + int(trailing_zeros(v)) - PAD
-        k -= n
-    return -1
 
 
 @njit(cache=True, error_model="numpy")
@@ -219,10 +200,10 @@ def place_fog_rows(st, draws, g, s, f, rule):
             ns += popcount(bits[F_BIG, p])
         if ns == 0 or nfog + size > 8 * mine_count:
             continue
-        c = _pick(bits, below(st, draws, ns), F_BIG, H, W)
+        c = kth_cell(bits, below(st, draws, ns), F_BIG, H, W)
         region[0] = c
         rl = 1
-        p, b = _cell_bit(c, W)
+        p, b = cell_bit(c, W)
         bits[F_FOG, p] |= b
         bits[F_REGION, p] |= b
         nfog += 1
@@ -240,10 +221,10 @@ def place_fog_rows(st, draws, g, s, f, rule):
                 kept += popcount(front)
             if kept == 0:
                 break
-            c = _pick(bits, below(st, draws, kept), F_BIG, H, W)
+            c = kth_cell(bits, below(st, draws, kept), F_BIG, H, W)
             region[rl] = c
             rl += 1
-            p, b = _cell_bit(c, W)
+            p, b = cell_bit(c, W)
             bits[F_FOG, p] |= b
             bits[F_REGION, p] |= b
             lo = min(lo, p)
