@@ -228,7 +228,7 @@ def random_candidates(rng, boards, w, h):
 
 
 def test_the_bit_row_kernel_places_what_the_cell_kernel_places(monkeypatch):
-    """``placement_rows`` against ``place_region_rows`` on the same boards,
+    """``placement_rows`` against ``place_region_cells`` on the same boards,
     field by field, for every pack range from 1 (nothing is too small) to
     pieces of 6, on boards from one row or column to the widest the rows
     hold: the re-split's ring-by-ring growth, its one-cell shortcut
@@ -302,7 +302,7 @@ def test_the_placement_kernels_refuse_arrays_they_would_write_past(kernel):
             free=np.zeros(n, np.uint8), in_pack=np.zeros(n, np.uint8), seen=np.zeros(n, np.int64),
             queue=np.zeros(n, np.int64), frontier=np.zeros(24, np.int64), left=np.zeros(n, np.int64),
             pack=np.zeros(3, np.int64))
-        return placement_kernels.place_region_rows(states, boards_in, rule, nb, nbn, o, scratch)
+        return placement_kernels.place_region_cells(states, boards_in, rule, nb, nbn, o, scratch)
 
     assert run(out()) > 0
     for kw, match in (*((dict(o=out(short)), "output") for short in placement_kernels.PlacementOut._fields),

@@ -5,11 +5,12 @@ cells up to the count, a fragment too small for ``pack_min`` skipped, the
 shortfall reported, never forced).
 
 ``placement.place_overlay`` / ``grow_packs`` are the readable reference and
-their module docstring states the draw protocol; :func:`place_region_rows`
+their module docstring states the draw protocol; :func:`place_region_cells`
 follows it draw for draw on every board of a row in one kernel call, from
 each board's own ``variant_place`` stream (``rng_kernels.below``, the twin of
-``rng.Stream.below``). The tests hold it equal to the reference on every
-board of default rows. How the protocol maps onto masks:
+``rng.Stream.below``). The tests hold it equal to the reference on boards
+wider than the bit rows and to its bit-row twin on random boards of every
+pack range. How the protocol maps onto masks:
 
 * the *free* set is a mask; the reference re-splits only the fragment a pack
   was cut from, and every piece of that fragment left after the pack and its
@@ -88,7 +89,7 @@ class PackRule(NamedTuple):
 
 
 class PlacementOut(NamedTuple):
-    """Where the kernel writes (see ``place_region_rows``)."""
+    """Where the kernel writes (see ``place_region_cells``)."""
 
     summary: np.ndarray  # int64 [boards, OUT_SIZE]
     pack_ends: np.ndarray  # int64: the end of each pack in pack_cells
@@ -157,7 +158,7 @@ def _drop_small(start, free, nb, nbn, seen, round_base, stamp, queue, pack_min):
 
 
 @njit(cache=True, error_model="numpy")
-def place_region_rows(states, boards_in, rule, nb, nbn, out, scratch):
+def place_region_cells(states, boards_in, rule, nb, nbn, out, scratch):
     """Region placement of each board (row) of ``boards_in.mines``.
 
     ``states[b]``: the initial state of board b's ``variant_place`` stream;
@@ -393,7 +394,7 @@ def place_regions(states, mines, taken, *, width: int, height: int, pool_size: i
         if bits is not None:
             n_packs = place_region_bits(states[part], boards_in, rule, width, height, out, bits)
         else:
-            n_packs = place_region_rows(states[part], boards_in, rule, nb, nbn, out, scratch)
+            n_packs = place_region_cells(states[part], boards_in, rule, nb, nbn, out, scratch)
         n_cells = int(out.cell_ends[-1])
         parts.append((out.summary, np.diff(out.pack_ends[:n_packs], prepend=0), out.pack_cells[:n_cells],
                       np.diff(out.cell_ends, prepend=0), out.cells[:n_cells]))

@@ -1,6 +1,6 @@
 """Region placement on bit rows (SPEC 3 "Region placement"; seed 003
 "布置段（战斗初始化第 4 步）"; for speed): the same packs, from the same
-draws, as ``placement_kernels.place_region_rows`` and its readable reference
+draws, as ``placement_kernels.place_region_cells`` and its readable reference
 ``placement.place_overlay``, on boards up to ``closure_rows.MAX_WIDTH``
 wide, with every set of cells a row of one machine word (``closure_rows``'
 padded layout, as ``board.fog_rows`` does for the fog step).
@@ -152,7 +152,7 @@ def _list_cells(bits, row, first, last, W, out, at):
 
 @njit(cache=True, error_model="numpy")
 def place_region_bits(states, boards_in, rule, W, H, out, bits):
-    """``placement_kernels.place_region_rows`` on rows, over the same named
+    """``placement_kernels.place_region_cells`` on rows, over the same named
     tuples (``boards_in`` its ``Candidates``, ``rule`` its ``PackRule``,
     ``out`` its ``PlacementOut``) with ``bits`` (``ROWS`` rows of ``H + 2 *
     PAD`` words) for scratch. Returns the pack count."""
