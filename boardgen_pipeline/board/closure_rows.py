@@ -23,6 +23,10 @@ random boards with and without fog.
 
 Rows are stored with ``PAD`` empty bits on the right and ``PAD`` empty rows
 above and below, so the 7x7 window of any cell is read without a bound test.
+The other bit-row kernels (``fog_rows``, ``variants.placement_rows``) keep
+their sets in the same layout and read cells in and out of it with
+``row_of``, ``cell_bit`` and ``kth_cell`` (the k-th cell of a set in
+row-major order).
 Layout of the scratch ``bits`` (rows of ``H + 2 * PAD`` words): ``B_REV``
 revealed, ``B_KNOWN`` proven mines, ``B_MINE`` the board's mines, ``B_FOG``
 fog, ``B_FULL`` the board's cells, ``B_SUBSET`` constraints whose subset
