@@ -74,7 +74,7 @@ def run(args) -> int:
         return check_settings(args)
     wall0 = time.perf_counter()
     from boardgen_pipeline import catalog as catalogs
-    from boardgen_pipeline.steps.lanes import start_server
+    from boardgen_pipeline.steps.lanes import remove_server_folder, start_server
 
     from .lane import PRELOAD
 
@@ -84,8 +84,15 @@ def run(args) -> int:
     except TableError as exc:
         catalog, invalid = None, exc
     count = _lanes(found, len(catalog.board_gen.rows)) if catalog is not None else 0
-    if count:  # the lanes' server starts first: its imports (Dagster, the code location, the kernels) overlap the rest
-        start_server(PRELOAD)
+    # the lanes' server starts first: its imports (Dagster, the code location, the kernels) overlap the rest
+    server = start_server(PRELOAD) if count else None
+    try:
+        return _set_up_and_run(found, catalog, invalid, count, wall0)
+    finally:
+        remove_server_folder(server)
+
+
+def _set_up_and_run(found, catalog, invalid, count: int, wall0: float) -> int:
     from rich.console import Console
 
     from boardgen_pipeline.steps.pool import connect

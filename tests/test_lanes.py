@@ -1,13 +1,21 @@
 """The lanes of ``boardgen nightly`` as plain processes (``steps.lanes``): each
 answers the runs it is sent, one answer a run; a lane that dies before
 answering is reported (its begun runs are the caller's to fail) and the runs
-it had not begun go to another lane, a new one when none is left."""
+it had not begun go to another lane, a new one when none is left. A night
+leaves nothing of its fork server behind in the temporary directory, though
+it ends without the interpreter's teardown."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+
+import pytest
 
 from boardgen_pipeline.steps.lanes import Lanes, lane_spawner
+from tests.nightly_support import BOARDGEN, REPO
+
+from .test_pipeline_support import copy_fixture
 
 
 def fake_lane(orders, answers, first: bool) -> None:
@@ -76,3 +84,20 @@ def test_runs_asked_for_together_go_one_a_lane():
         assert not lanes.busy()
     finally:
         lanes.close()
+
+
+@pytest.mark.integration  # a nightly
+def test_a_night_leaves_nothing_in_the_temporary_directory(tmp_path):
+    """The nightly ends with ``os._exit`` (no teardown), which skips the
+    standard library's removal of its fork server's socket folder
+    (``pymp-*``): one folder a night, forever, unless the nightly removes it."""
+    tables = copy_fixture("small", tmp_path)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.run([BOARDGEN, "nightly", "--tables", str(tables), "--warehouse", str(tmp_path / "wh"),
+                           "--dagster-home", str(tmp_path / "home"), "--samples", "16", "--workers", "2"],
+                          cwd=REPO, env={**os.environ, "TMPDIR": str(temp)}, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "2 lane(s)" in proc.stdout  # the night ran on lanes: it started the fork server
+    assert sorted(p.name for p in temp.iterdir()) == []

@@ -19,10 +19,12 @@ Plain processes and pipes, no Dagster: the runs' content is the caller's.
 from __future__ import annotations
 
 import multiprocessing
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for
+from pathlib import Path
 
 
 def _context(preload: list[str], method: str | None = None):
@@ -37,15 +39,28 @@ def _context(preload: list[str], method: str | None = None):
     return ctx
 
 
-def start_server(preload: list[str]) -> None:
+def start_server(preload: list[str]) -> Path | None:
     """Start the lanes' fork server now, so that its imports overlap the
     caller's set-up (starting the first lane waits for them); it inherits
-    this process's environment as it is now."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        from multiprocessing import forkserver
+    this process's environment as it is now. Returns the folder holding the
+    server's socket, for :func:`remove_server_folder` (None: no fork server
+    on this platform)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    from multiprocessing import forkserver, util
 
-        _context(preload)
-        forkserver.ensure_running()
+    _context(preload)
+    forkserver.ensure_running()
+    return Path(util.get_temp_dir())  # this process's folder, where the server's socket was made
+
+
+def remove_server_folder(folder: Path | None) -> None:
+    """Remove the fork server's socket folder (``pymp-*`` in the temporary
+    directory). The standard library removes it when the interpreter ends
+    normally; the nightly ends without that teardown (``os._exit``), and
+    every night would leave one behind."""
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass
