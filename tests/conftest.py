@@ -95,11 +95,16 @@ def pytest_sessionfinish(session):
                 proc.wait()
             shutil.rmtree(workdir, ignore_errors=True)
     _check_the_machine(session)
+    if TEMP_KEY in session.config.stash:  # the process that started the session, once its workers are done
+        from tests import session_tmp
+
+        session_tmp.finish(session.config.stash[TEMP_KEY])
 
 
 # --- the machine as the suite found it (tests/machine_state.py) ---------------------------------
 
 MACHINE_KEY = pytest.StashKey[tuple]()
+TEMP_KEY = pytest.StashKey[Path]()
 LEAK_DEADLINE_SECONDS = 60  # a process on its way out gets this long to close its socket; a leak never does
 
 
@@ -109,11 +114,14 @@ def pytest_configure(config):
     # process that starts the session (pytest-xdist's workers inherit it, and every process they start).
     if hasattr(config, "workerinput"):
         return
-    from tests import machine_state
+    from tests import machine_state, session_tmp
 
     marker = uuid.uuid4().hex
     os.environ[machine_state.MARKER] = marker
     config.stash[MACHINE_KEY] = (marker, machine_state.snapshot())
+    # every process of the session writes its temporary files in a folder removed when the session ends
+    # (tests/session_tmp.py; pytest-xdist's workers inherit $TMPDIR)
+    config.stash[TEMP_KEY] = session_tmp.start()
 
 
 def _check_the_machine(session) -> None:
