@@ -67,6 +67,7 @@ from boardgen_pipeline.variants.placement_rows import (
     OUT_TARGET,
     OUT_TYPE,
     ROWS,
+    check_batch,
     pack_size,
     place_region_bits,
 )
@@ -188,16 +189,9 @@ def place_region_cells(states, boards_in, rule, nb, nbn, out, scratch):
     pack = scratch.pack
     boards, nc = mines.shape
     biggest = min(pack_max, nc)
-    if taken.shape != mines.shape or states.shape[0] < boards or nb.shape[0] != nc or nbn.shape[0] != nc:
-        raise ValueError("taken cells, stream states and neighbour table must match the boards")
-    if targets.shape[0] != nc + 1 or pool_size < 1 or pack_min < 1 or pack_max < pack_min:
-        raise ValueError("targets must cover 0..W*H candidates; pool size >= 1; 1 <= pack_min <= pack_max")
-    for c in range(nc + 1):
-        if targets[c] > c:
-            raise ValueError("a target above its candidate count")
-    if summary.shape[0] < boards or summary.shape[1] < OUT_SIZE or cell_ends.shape[0] < boards or \
-            pack_ends.shape[0] < boards * nc or pack_cells.shape[0] < boards * nc or cells.shape[0] < boards * nc:
-        raise ValueError("output arrays do not fit the batch")
+    if nb.shape[0] != nc or nbn.shape[0] != nc:
+        raise ValueError("the neighbour table must match the boards")
+    check_batch(states, boards_in, rule, out)
     if free.shape[0] < nc or in_pack.shape[0] < nc or seen.shape[0] < nc or queue.shape[0] < nc or \
             left.shape[0] < nc or pack.shape[0] < biggest or frontier.shape[0] < 8 * biggest:
         raise ValueError("scratch arrays do not fit the board")

@@ -68,6 +68,28 @@ def pack_size(st, draws, remaining, biggest, pack_min):
 
 
 @njit(cache=True, error_model="numpy")
+def check_batch(states, boards_in, rule, out):
+    """What both placement kernels require of their arguments before they
+    write (``placement_kernels``' named tuples): ValueError for taken cells or
+    stream states that do not match the boards, a rule the protocol cannot run
+    on, a target above its candidate count, or outputs too small for the
+    batch (a board places at most its cells, and every pack holds one)."""
+    mines = boards_in.mines
+    targets = rule.targets
+    boards, nc = mines.shape
+    if boards_in.taken.shape != mines.shape or states.shape[0] < boards:
+        raise ValueError("taken cells and stream states must match the boards")
+    if targets.shape[0] != nc + 1 or rule.pool_size < 1 or rule.pack_min < 1 or rule.pack_max < rule.pack_min:
+        raise ValueError("targets must cover 0..W*H candidates; pool size >= 1; 1 <= pack_min <= pack_max")
+    for c in range(nc + 1):
+        if targets[c] > c:
+            raise ValueError("a target above its candidate count")
+    if out.summary.shape[0] < boards or out.summary.shape[1] < OUT_SIZE or out.cell_ends.shape[0] < boards or \
+            min(out.pack_ends.shape[0], out.pack_cells.shape[0], out.cells.shape[0]) < boards * nc:
+        raise ValueError("output arrays do not fit the batch")
+
+
+@njit(cache=True, error_model="numpy")
 def _small_piece(bits, p, seed, H, pack_min):
     """Grow ``R_COMP`` from ``seed`` (bits of padded row ``p``) within the free
     cells, a ring at a time, until it holds ``pack_min`` cells or meets
@@ -108,10 +130,10 @@ def _small_piece(bits, p, seed, H, pack_min):
 
 
 @njit(cache=True, error_model="numpy")
-def _drop_small_near(bits, first, last, H, pack_min, near):
+def _drop_small_near(bits, first, last, H, pack_min, seeds, near):
     """Take out of the free set every piece smaller than ``pack_min`` with a
     cell in padded rows ``first..last`` next to (``near``) or in (not
-    ``near``) the cells of ``R_LEFT``; returns the cells taken out.
+    ``near``) the cells of set ``seeds``; returns the cells taken out.
     ``R_KNOWN`` is empty before and after."""
     out = 0
     if pack_min == 2:
@@ -120,13 +142,13 @@ def _drop_small_near(bits, first, last, H, pack_min, near):
         for q in range(first, last + 1):
             free = bits[R_FREE, q]
             alone = free & ~(_wide(bits[R_FREE, q - 1]) | _wide(bits[R_FREE, q + 1]) | (free << _ONE) | (free >> _ONE))
-            alone &= _around(bits, R_LEFT, q) if near else bits[R_LEFT, q]
+            alone &= _around(bits, seeds, q) if near else bits[seeds, q]
             bits[R_FREE, q] = free & ~alone
             out += popcount(alone)
     elif pack_min > 2:
         for q in range(first, last + 1):
             while True:
-                around = _around(bits, R_LEFT, q) if near else bits[R_LEFT, q]
+                around = _around(bits, seeds, q) if near else bits[seeds, q]
                 v = around & bits[R_FREE, q] & ~bits[R_KNOWN, q]
                 if v == 0:
                     break
@@ -169,16 +191,7 @@ def place_region_bits(states, boards_in, rule, W, H, out, bits):
     biggest = min(rule.pack_max, nc)
     if W < 1 or H < 1 or W > MAX_WIDTH or nc != W * H or bits.shape[0] < ROWS or bits.shape[1] < H + 2 * PAD:
         raise ValueError("the rows cannot hold the board")
-    if taken.shape != mines.shape or states.shape[0] < boards:
-        raise ValueError("taken cells and stream states must match the boards")
-    if targets.shape[0] != nc + 1 or rule.pool_size < 1 or pack_min < 1 or rule.pack_max < pack_min:
-        raise ValueError("targets must cover 0..W*H candidates; pool size >= 1; 1 <= pack_min <= pack_max")
-    for c in range(nc + 1):
-        if targets[c] > c:
-            raise ValueError("a target above its candidate count")
-    if summary.shape[0] < boards or summary.shape[1] < OUT_SIZE or cell_ends.shape[0] < boards or \
-            pack_ends.shape[0] < boards * nc or pack_cells.shape[0] < boards * nc or cells.shape[0] < boards * nc:
-        raise ValueError("output arrays do not fit the batch")
+    check_batch(states, boards_in, rule, out)
     bits[:ROWS, :] = 0
     full = ((_ONE << uint64(W)) - _ONE) << uint64(PAD)
     top = H + PAD - 1
@@ -199,11 +212,7 @@ def place_region_bits(states, boards_in, rule, W, H, out, bits):
             n_free += popcount(free)
         candidates = n_free
         target = targets[candidates]
-        for q in range(PAD, top + 1):
-            bits[R_LEFT, q] = bits[R_FREE, q]
-        n_free -= _drop_small_near(bits, PAD, top, H, pack_min, False)
-        for q in range(PAD, top + 1):
-            bits[R_LEFT, q] = 0
+        n_free -= _drop_small_near(bits, PAD, top, H, pack_min, R_FREE, False)  # every piece, once
         remaining = target
         board_packs = 0
         while remaining >= pack_min and n_free > 0:
@@ -246,7 +255,7 @@ def place_region_bits(states, boards_in, rule, W, H, out, bits):
             for q in range(lo, hi + 1):
                 bits[R_PLACED, q] |= bits[R_PACK, q]
                 bits[R_PACK, q] = 0
-            n_free -= _drop_small_near(bits, max(PAD, first - 1), min(top, last + 1), H, pack_min, True)
+            n_free -= _drop_small_near(bits, max(PAD, first - 1), min(top, last + 1), H, pack_min, R_LEFT, True)
             for q in range(first, last + 1):
                 bits[R_LEFT, q] = 0
         summary[b, OUT_TARGET] = target
