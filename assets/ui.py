@@ -2,9 +2,15 @@
 stopped cleanly by Ctrl-C or SIGTERM (SPEC 8 ``make ui``).
 
 Creates the instance folder (``home``), then runs ``dagster dev`` on the
-code location under ``boardgen_pipeline.processes.supervise`` (a process
-group of its own, signalled whole: a SIGTERM that reached ``dagster dev``
-alone used to leave the daemon running, holding the instance).
+code location under ``boardgen_pipeline.processes.supervise``, in a
+process group of its own: ``dagster dev`` gets the SIGTERM and stops its
+webserver, daemon and code servers itself, removing their temporary
+folders; whatever of the group is left after the grace period is killed,
+so no daemon outlives the launcher holding the instance. (Signalled whole,
+the group's code servers died under ``dagster dev`` and left their socket
+folders; and a ``dagster dev`` started with SIGINT ignored, as a background
+job of a script, ignored SIGTERM too: it was killed at the end of the grace
+period, leaving its workspace behind.)
 """
 
 import contextlib

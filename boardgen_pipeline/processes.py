@@ -20,20 +20,28 @@ GRACE_SECONDS = 15
 
 def supervise(cmd: list[str], grace: float = GRACE_SECONDS) -> int:
     """Run ``cmd`` in a process group of its own until it exits (its exit code)
-    or this process gets SIGINT or SIGTERM: then the whole group is signalled,
-    given ``grace`` seconds, and killed (exit 0)."""
-    proc = subprocess.Popen(cmd, start_new_session=True)
+    or this process gets SIGINT or SIGTERM: then its leader gets SIGTERM, and
+    the whole group is given ``grace`` seconds and killed (exit 0)."""
     stopping = []
+    started = []
 
     def stop(signum, _frame):
         stopping.append(signum)
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
+            if started:  # dagster dev stops its webserver, daemon and code servers itself, removing their files
+                os.kill(started[0].pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
 
+    # before the child starts: a signal ignored here (SIGINT in a job a non-interactive shell put in the
+    # background) would stay ignored in the child, and dagster dev maps SIGTERM to SIGINT's handler, so it
+    # would ignore both, be killed at the end of the grace period, and leave its temporary folders behind
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    started.append(proc)
+    if stopping:  # a signal came while it started
+        stop(stopping[0], None)
     while not stopping:
         try:
             code = proc.wait(timeout=0.5)

@@ -1,6 +1,8 @@
 """``make ui`` stops cleanly on SIGTERM: the launcher
 (``assets/ui.py``) brings the whole ``dagster dev`` process group down, the
-daemon included, and exits 0.
+daemon included, and exits 0; ``dagster dev`` shuts down on its own within
+that (its temporary workspace and socket folders removed), even started as
+a non-interactive shell starts a background job, with SIGINT ignored.
 
 The test waits on conditions, never on the clock: the UI and its
 daemon are polled until they are up, and the daemon until it is gone (a
@@ -76,10 +78,17 @@ def _until(condition, seconds: float) -> bool:
 def test_sigterm_stops_the_webserver_and_the_daemon(tmp_path):
     port = _free_port()
     home = tmp_path / "dagster_home"
-    env = {**os.environ, "DAGSTER_HOME": str(home), "BOARDGEN_WAREHOUSE": str(tmp_path / "warehouse")}
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "BOARDGEN_WAREHOUSE": str(tmp_path / "warehouse"),
+           "TMPDIR": str(temp)}
     log = tmp_path / "ui.log"
+
+    def as_a_background_job():  # `make ui &` in a script: SIGINT ignored, and inherited through exec
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     with open(log, "wb") as out:
-        proc = subprocess.Popen([BOARDGEN, "ui", "-p", str(port)], cwd=REPO, env=env,
+        proc = subprocess.Popen([BOARDGEN, "ui", "-p", str(port)], cwd=REPO, env=env, preexec_fn=as_a_background_job,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         started = _until(lambda: proc.poll() is not None or (_answers(port) and bool(_daemon_pids(home))), 240)
@@ -92,6 +101,9 @@ def test_sigterm_stops_the_webserver_and_the_daemon(tmp_path):
         assert _until(lambda: _daemon_pids(home) == [], 60), f"the daemon outlived the launcher: {_daemon_pids(home)}"
         assert not _answers(port)
         assert b"boardgen UI stopped" in log.read_bytes()
+        # dagster dev shut down by itself, not killed at the end of the grace period: it removed what it made
+        assert b"Dagster services shut down" in log.read_bytes()
+        assert sorted(p.name for p in temp.iterdir()) == []
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
