@@ -112,7 +112,8 @@ class RegistryError(Exception):
     """The registry file cannot be read as one."""
 
 
-def load_registry(path: Path = REGISTRY) -> dict[str, dict]:
+def load_registry(path: Path | None = None) -> dict[str, dict]:
+    path = REGISTRY if path is None else path
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
