@@ -234,3 +234,17 @@ def test_the_grammar_check_catches_what_godot_parser_cannot_read():
         assert bad != text, what
         with pytest.raises(godot_text.GrammarError):
             godot_text.check(bad)
+
+
+def test_the_nightly_exports_on_green(small_nightly):
+    root, tables, samples = small_nightly["root"], small_nightly["tables"], small_nightly["samples"]
+    written = _files(root / export.NIGHT_FOLDER)
+    verdict = f"green: all 3 rows pass F4 ({samples} boards a row, master seed 0)"
+    assert written == {name: text.encode() for name, text in export.texts(load_catalog(tables), verdict).items()}
+
+
+def test_a_failing_night_exports_nothing(failing):
+    tables, root = failing
+    verdict, files = export.export_on_green(root, load_catalog(tables), int(SAMPLES))
+    assert (verdict.green, files) == (False, [])
+    assert not (root / export.NIGHT_FOLDER).exists()

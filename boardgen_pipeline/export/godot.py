@@ -27,6 +27,8 @@ from boardgen_pipeline.catalog import Catalog
 from boardgen_pipeline.conformance import godot
 from boardgen_pipeline.conformance.kit import KIT_VERSION
 
+NIGHT_FOLDER = "godot"  # the nightly's export: <warehouse>/godot/
+
 
 class Refused(Exception):
     """The tables' last calibration failed (or is missing): nothing written."""
@@ -109,3 +111,13 @@ def export(catalog: Catalog, target: Path | str, root, samples: int, master_seed
     files = texts(catalog, v.text())
     target.mkdir(parents=True, exist_ok=True)
     return v, [atomic_write(target / name, text) for name, text in files.items()]
+
+
+def export_on_green(root, catalog: Catalog, samples: int, master_seed: int = 0) -> tuple[Verdict, list[Path]]:
+    """The nightly's export: ``<warehouse>/godot/`` rewritten when the
+    night's verdict is green; nothing written otherwise (the folder keeps the
+    last green export, whose stamp names the tables it was made from)."""
+    try:
+        return export(catalog, Path(root) / NIGHT_FOLDER, root, samples, master_seed)
+    except Refused:
+        return verdict(root, catalog, samples, master_seed), []
