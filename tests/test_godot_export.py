@@ -88,6 +88,9 @@ def test_a_green_table_is_exported_with_its_verdict(green, tmp_path):
     from boardgen_pipeline.calibration.fingerprints import tables_digest
 
     digest = tables_digest(tables)[0]
+    for cls in godot.CLASSES:  # every file carries the stamp: the scripts in comments
+        assert f"# Exported from tables digest {digest}, kit version 1, calibration verdict: green" in \
+            files[cls.file].decode()
     for name in ("board_gen.tres", "variation.tres", "resource_weights.tres"):
         text = files[name].decode()
         assert f'calibration_verdict = "{verdict}"' in text
@@ -165,8 +168,10 @@ def test_a_one_row_edit_changes_exactly_that_rows_lines(tmp_path):
 
 
 def test_the_gdscript_parses_lints_and_formats_clean():
+    stamp = godot.stamp("0123456789abcdef", 1, "failing: 3 of 15 rows (1-0: A; 1-2: A, B; 2-4: not calibrated) "
+                        "(256 boards a row, master seed 0)", "tables/board_gen.toml")
     for cls in godot.CLASSES:
-        text = godot.script(cls)
+        text = godot.script(cls, stamp)
         gd_parser.parse(text)  # raises on a syntax error
         assert lint_code(text) == [], cls.file
         assert format_code(text, max_line_length=100) == text, cls.file
@@ -174,7 +179,8 @@ def test_the_gdscript_parses_lints_and_formats_clean():
         for f in cls.fields:
             assert re.search(rf"^@export(?:_\w+\(.*\))? var {f.name}: {re.escape(f.type)} = ", text, re.M), \
                 (cls.file, f.name)
-    row = godot.script(godot.ROW)
+        assert "# Exported from tables digest 0123456789abcdef, kit version 1, calibration verdict: failing" in text
+    row = godot.script(godot.ROW, stamp)
     assert "@export_range(8, 64) var board_width: int = 8" in row
     assert '@export_enum("dungeon", "underdark", "deep_underdark") var board_type: String = "dungeon"' in row
 

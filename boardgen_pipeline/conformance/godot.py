@@ -313,10 +313,16 @@ def _gd_default(f: Field) -> str:
     return _literal(f.default, f.type)
 
 
-def script(cls: ResourceClass) -> str:
+def script(cls: ResourceClass, st: dict) -> str:
     """The GDScript resource class ``cls``: ``class_name``, typed ``@export``
-    properties with their domains as hints."""
-    lines = [*SCRIPT_HEAD, f"class_name {cls.name}", "extends Resource", f"## {cls.doc}", ""]
+    properties with their domains as hints; the stamp ``st`` in comments
+    (wrapped: gdlint's lines are at most 100 characters)."""
+    import textwrap
+
+    stamped = (f"Exported from tables digest {st['tables_digest']}, kit version {st['kit_version']}, calibration "
+               f"verdict: {st['calibration_verdict']}")
+    lines = [*SCRIPT_HEAD, *(f"# {line}" for line in textwrap.wrap(stamped, 96)), f"class_name {cls.name}",
+             "extends Resource", f"## {cls.doc}", ""]
     for f in cls.fields:
         if f.comment:
             lines.append(f"## {f.comment}")

@@ -85,7 +85,7 @@ def texts(catalog: Catalog, verdict_text: str) -> dict[str, str]:
         out[f"nodemap_level_{level}.tres"] = godot.node_map_pool_tres(catalog.pools[level],
                                                                        st(f"nodemaps/level_{level}.toml"))
     for cls in godot.CLASSES:
-        out[cls.file] = godot.script(cls)
+        out[cls.file] = godot.script(cls, st("the GDScript classes"))
     return out
 
 
