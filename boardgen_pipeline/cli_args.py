@@ -213,6 +213,10 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
     elif command == "nightly":
         # its --tables too, and the environment behind its defaults; --check-settings prints them itself
         c.violations = [] if values.get("check_settings") else check_nightly(values)
+    elif command == "export":
+        c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
+        c.seed("master_seed", "the master seed")
+        c.directory("warehouse", must_exist=False)
     elif command == "ui":
         c.int_range("port", 1, 65535, "a TCP port")
         c.directory("dagster_home", must_exist=False)
