@@ -54,15 +54,14 @@ from boardgen_pipeline.calibration.batch import batch_scopes, evaluate_row
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import overlay_diff, pairing, stats, strata_diff
+from boardgen_pipeline.review.asked import ALPHA, Settings  # noqa: F401 - diff.ALPHA, diff.Settings: the diff's API
 from boardgen_pipeline.review.paired import FLAG_RULE, FigureDiff, RowFigures, measure, resample_seed
 from boardgen_pipeline.review.sources import Source, SourceRow
-from boardgen_pipeline.scopes import DEFAULT_SAMPLES, DEPTH_SPACING, sigma
-from boardgen_pipeline.settings import DEFAULT_ADVENTURES
+from boardgen_pipeline.scopes import DEPTH_SPACING, sigma
 from boardgen_pipeline.tables.board_gen import DEFAULT_TABLE
 
 ADDED, REMOVED, MODIFIED, IDENTICAL = "added", "removed", "modified", "identical"
 STATES = (ADDED, REMOVED, MODIFIED, IDENTICAL)
-ALPHA = 0.05
 RESAMPLE_LABEL = "review_resample"  # the seed of a row's resampling (stats): (master seed, label, sigma + look)
 # Each F4 assertion the diff compares, and the field of a row report (``RowReport.as_dict``, a stored report)
 # that holds its verdict. E reads the table (``e_verdict``); it is a warning, never a failure.
@@ -70,21 +69,6 @@ REPORT_FIELDS = {"A": "assertion_a", "A''": "assertion_a2", "A'": "assertion_a1"
                  "B'": "assertion_b1", "F": "assertion_f"}
 ASSERTIONS = (*REPORT_FIELDS, "E")
 WARNINGS = ("E",)  # shown when worse, never a worse verdict for the exit code
-
-
-@dataclass
-class Settings:
-    """What a diff is asked: boards a row, master seed, FDR level, margins that
-    replace the defaults, optional stopping, resamples of the bootstrap and
-    permutation tests."""
-
-    samples: int = DEFAULT_SAMPLES
-    master_seed: int = 0
-    alpha: float = ALPHA
-    margins: dict[str, float] = field(default_factory=dict)
-    until_decided: bool = False
-    resamples: int = stats.RESAMPLES
-    adventures: int = DEFAULT_ADVENTURES  # node-map adventures the strata are drawn on (the pipeline's)
 
 
 @dataclass(frozen=True)

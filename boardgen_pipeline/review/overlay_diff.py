@@ -47,7 +47,7 @@ from boardgen_pipeline.scopes import sigma
 from boardgen_pipeline.variants.table import candidate_pools
 
 if TYPE_CHECKING:
-    from boardgen_pipeline.review.diff import Settings
+    from boardgen_pipeline.review.asked import Settings
     from boardgen_pipeline.variants.batch import OverlayBatch
 
 TABLES = ("variation.toml", "resource_weights.toml")  # the tables besides board_gen that decide overlays

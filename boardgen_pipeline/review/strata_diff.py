@@ -50,7 +50,7 @@ from boardgen_pipeline.review.sources import Source
 from boardgen_pipeline.steps import stratify
 
 if TYPE_CHECKING:
-    from boardgen_pipeline.review.diff import Settings
+    from boardgen_pipeline.review.asked import Settings
 
 RESAMPLE_LABEL = "review_resample_strata"  # its own stream, one scope a level
 ROW_FIGURES = "head"  # whose row figures both sides stand on (module docstring)
