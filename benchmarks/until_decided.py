@@ -165,7 +165,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200, help="simulated rows a case (default: 200)")
     ap.add_argument("--resamples", type=int, default=499, help="bootstrap resamples of a look (default: 499)")
     args = ap.parse_args()
-    rng = np.random.default_rng(2026)
+    rng = np.random.Generator(np.random.PCG64(2026))
     print(f"{args.rows} rows a case, alpha {ALPHA}, looks {', '.join(map(str, LOOKS))}; "
           "boards spent (mean; undecided rows count 4,096), share undecided, share decided wrongly")
     print(f"{'figure':<14}{'delta':>8}  {'Bonferroni + bootstrap':>22}  {'CS at the looks':>22}  {'CS every board':>22}")

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.review import diff, sources
+from boardgen_pipeline.review import diff, render, sources
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.tables.board_gen import load_board_gen
 
@@ -133,6 +133,9 @@ def test_verdict_changes_come_first_and_an_added_failing_row_is_one(tmp_path):
     assert result.verdict_changes[-1] == e  # the worse verdicts first
     [added] = result.of("added")
     assert added.key == (1, 5) and added.head_verdicts["green"] is False and added.figures["win_rate"].p is None
+    # E warns beside the failing assertions; alone, it never reads as F4 failing
+    assert render.f4_text(added.head_verdicts).endswith("), E warns")
+    assert render.f4_text({"A": True, "A''": True, "A'": True, "B": True, "B'": True, "E": False}) == "F4 passes, E warns"
     # the Boss row of level 1 moved from depth 4 to depth 5: (1,4) is identical, its overlays are not
     boss = next(r for r in result.rows if r.key == (1, 4))
     assert boss.state == "identical" and "Boss flag" in boss.notes[0]

@@ -23,7 +23,7 @@ from html import escape
 
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import svg
-from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, CalibrationDiff, RowDiff
+from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, WARNINGS, CalibrationDiff, RowDiff
 from boardgen_pipeline.review.overlay_diff import OverlayDiff
 from boardgen_pipeline.review.paired import BEYOND, FLAG_RULE, MAY_BE_WITHIN, FigureDiff
 from boardgen_pipeline.review.strata_diff import LevelStrata
@@ -107,10 +107,12 @@ def shown(row: RowDiff) -> list[FigureDiff]:
 
 def f4_text(verdicts: dict | None) -> str:
     """A version's F4 verdict in a few words."""
-    if not verdicts:
+    if not verdicts or all(verdicts.get(a) is None for a in ASSERTIONS if a not in WARNINGS):
         return "F4 not evaluated"
-    failing = [a for a in ASSERTIONS if verdicts.get(a) is False]
-    return "F4 passes" if not failing else f"F4 FAILS ({', '.join(failing)})"
+    failing = [a for a in ASSERTIONS if verdicts.get(a) is False and a not in WARNINGS]
+    warned = [a for a in WARNINGS if verdicts.get(a) is False]
+    said = "F4 passes" if not failing else f"F4 FAILS ({', '.join(failing)})"
+    return said + "".join(f", {a} warns" for a in warned)
 
 
 def exit_moves(f: FigureDiff, short: bool = False) -> str:
