@@ -16,15 +16,16 @@ import argparse
 import os
 import sys
 
-from boardgen_pipeline.cli import advise, boards, calibrate, pipeline, review, warehouse
+from boardgen_pipeline.cli import advise, boards, calibrate, pipeline, review, tune, warehouse
 from boardgen_pipeline.cli.common import UserError
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.exits import Exit
 
 __all__ = ["UserError", "build_parser", "console", "main"]
 
-# the order of `boardgen --help`: one board, the tables and the calibration, reading and reviewing it, Dagster
-COMMANDS = (boards, calibrate, advise, warehouse, review, pipeline)
+# the order of `boardgen --help`: one board, the tables and the calibration, aiming the curve, reading and
+# reviewing it, Dagster
+COMMANDS = (boards, calibrate, advise, tune, warehouse, review, pipeline)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,70 @@
+"""A row's candidates measured on its probe scopes, never on its calibration
+batch (SPEC 12; SPEC 7 the batch; ``scopes.PROBE_OFFSET``: the advisor's
+layout, docs/decisions/calibration.md "The advisor's probes are never the
+boards it judges").
+
+Probe board ``i`` of row ``(L, D)`` is ``board_gen`` scope ``sigma(L, D) +
+PROBE_OFFSET + i``, ``i < DEPTH_SPACING - PROBE_OFFSET`` (2048): after a
+calibration batch of up to 2048 boards and before the next row's scopes,
+the advisor's probes. Every candidate of a row is measured on the same
+first ``n`` of them (common random numbers), each board made once a
+candidate (a candidate measured on 128 boards and then on 256 makes the
+128 it lacks), and counted in ``boards``.
+
+Each measurement is report C of those boards (``batch.evaluate_row``: the
+figure as the nightly reports it, and the F4 assertions those boards break,
+``fix.failing_assertions``).
+"""
+
+from __future__ import annotations
+
+from boardgen_pipeline.board.generator import generate_batch_from_row
+from boardgen_pipeline.calibration.batch import evaluate_row
+from boardgen_pipeline.calibration.fix import failing_assertions
+from boardgen_pipeline.scopes import DEPTH_SPACING, PROBE_OFFSET, sigma
+from boardgen_pipeline.tables.board_gen import BoardGenRow
+from boardgen_pipeline.tuning import figures
+from boardgen_pipeline.tuning.knobs import Grid
+from boardgen_pipeline.tuning.search import Measurement
+
+MAX_PROBES = DEPTH_SPACING - PROBE_OFFSET  # 2048: the probe scopes end where the next row's begin
+# the figures no perfect player nor 3BV reads: their boards skip the player (about 2.5x the attempt loop's cost)
+WITHOUT_PLAYER = ("retry_rate", "inferability_p10", "inferability_p50")
+
+
+def probe_scopes(key: tuple[int, int], n: int) -> range:
+    start = sigma(*key) + PROBE_OFFSET
+    return range(start, start + n)
+
+
+def measurement(figure: str, row: BoardGenRow, records: list[dict]) -> Measurement:
+    """Report C of ``records`` read as the figure's estimate and the F4 assertions they break."""
+    report = evaluate_row(row, records)
+    return Measurement(figures.estimate(figure, records, report.as_dict()), failing_assertions(report))
+
+
+class RowSampler:
+    """The candidates of one row's knob grid on its probe scopes (module docstring)."""
+
+    def __init__(self, row: BoardGenRow, grid: Grid, figure: str, spawn_side: int, dig_ap_cost: int = 1,
+                 master_seed: int = 0):
+        self.row, self.grid, self.figure = row, grid, figure
+        self.spawn_side, self.dig_ap_cost, self.master_seed = spawn_side, dig_ap_cost, master_seed
+        self.records: dict[int, list[dict]] = {}
+        self.boards = 0
+
+    def candidate(self, k: int) -> BoardGenRow:
+        return self.grid.row(self.row, k)
+
+    def measure(self, k: int, n: int) -> Measurement:
+        if not 1 <= n <= MAX_PROBES:
+            raise ValueError(f"a candidate is measured on 1..{MAX_PROBES} probe boards, not {n}")
+        have = self.records.setdefault(k, [])
+        row = self.candidate(k)
+        if len(have) < n:
+            scopes = probe_scopes(self.row.key, n)[len(have):]
+            made = generate_batch_from_row(row, self.spawn_side, scopes, self.master_seed, self.dig_ap_cost,
+                                           figures=self.figure not in WITHOUT_PLAYER)
+            have.extend(m for _, m in made)
+            self.boards += len(scopes)
+        return measurement(self.figure, row, have[:n])
