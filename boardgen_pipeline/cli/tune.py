@@ -146,8 +146,8 @@ def register(sub) -> None:
     t.add_argument("--format", choices=FORMATS, default="terminal", help="what stdout gets (default: terminal)")
     t.add_argument("--samples", type=int, default=256,
                    help="boards of the calibration batch a proposal is proven on, 1..2048 (default: 256)")
-    t.add_argument("--max-boards", type=int, default=2048,
-                   help="probe boards one candidate value is measured on at most, 64..2048 (default: 2048)")
+    t.add_argument("--max-boards", type=int, default=1024,
+                   help="probe boards one candidate value is measured on at most, 64..2048 (default: 1024)")
     t.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
     t.add_argument("--warehouse", help=WAREHOUSE_HELP + "; with --apply, the diff reads its stored boards")
     t.add_argument("--workers", type=int, default=None,

@@ -27,7 +27,7 @@ from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable, Heade
 from boardgen_pipeline.tables.curve_targets import FIGURES, RowTarget
 from boardgen_pipeline.tuning import corridor, knobs, search
 from boardgen_pipeline.tuning.figures import Estimate
-from boardgen_pipeline.tuning.sampler import MAX_PROBES, RowSampler, measurement
+from boardgen_pipeline.tuning.sampler import RowSampler, measurement
 
 PROOF_TRIES = 3  # proposals proven on the calibration batch before the row is called unreachable
 
@@ -41,7 +41,7 @@ class RowTask:
     target: RowTarget
     samples: int = DEFAULT_SAMPLES  # the calibration batch the proposal is proven on
     master_seed: int = 0
-    max_boards: int = MAX_PROBES  # probe boards a candidate is measured on at most
+    max_boards: int = search.DEFAULT_MAX_BOARDS  # probe boards a candidate is measured on at most
 
     @property
     def key(self) -> tuple[int, int]:
@@ -173,5 +173,6 @@ def tune_row(task: RowTask) -> Proposal:
         knob_range=(value[feasible[0]], value[feasible[-1]]) if feasible else None,
         figure_range=result.span, note=result.note,
         failing=pick.measurement.failing if pick is not None else (), heldout_boards=proof_boards,
-        readings=[{"value": value[k], "side": r.side, "decided": r.decided, **r.estimate.as_dict()}
+        readings=[{"knob_value": value[k], "side": r.side, "decided": r.decided,
+                   **{("figure" if name == "value" else name): v for name, v in r.estimate.as_dict().items()}}
                   for k, r in sorted(result.readings.items())])

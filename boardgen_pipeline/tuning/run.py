@@ -16,7 +16,6 @@ from boardgen_pipeline.scopes import DEFAULT_SAMPLES
 from boardgen_pipeline.tables.edit import RowChange
 from boardgen_pipeline.tuning import search
 from boardgen_pipeline.tuning.proposal import Proposal, RowTask, tune_row
-from boardgen_pipeline.tuning.sampler import MAX_PROBES
 
 
 @dataclass
@@ -59,7 +58,7 @@ class Tuning:
 
 
 def tasks(catalog: Catalog, keys: list[tuple[int, int]] | None = None, samples: int = DEFAULT_SAMPLES,
-          master_seed: int = 0, max_boards: int = MAX_PROBES) -> list[RowTask]:
+          master_seed: int = 0, max_boards: int = search.DEFAULT_MAX_BOARDS) -> list[RowTask]:
     """One task a targeted row of ``keys`` (default: every targeted row), in key order."""
     targets, table = catalog.targets, catalog.board_gen
     chosen = targets.keys() if keys is None else [k for k in keys if k in targets.rows]

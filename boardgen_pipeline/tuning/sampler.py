@@ -25,7 +25,7 @@ from boardgen_pipeline.scopes import DEPTH_SPACING, PROBE_OFFSET, sigma
 from boardgen_pipeline.tables.board_gen import BoardGenRow
 from boardgen_pipeline.tuning import figures
 from boardgen_pipeline.tuning.knobs import Grid
-from boardgen_pipeline.tuning.search import Measurement
+from boardgen_pipeline.tuning.search import DECISION_LEVEL, Measurement
 
 MAX_PROBES = DEPTH_SPACING - PROBE_OFFSET  # 2048: the probe scopes end where the next row's begin
 # the figures no perfect player nor 3BV reads: their boards skip the player (about 2.5x the attempt loop's cost)
@@ -38,9 +38,12 @@ def probe_scopes(key: tuple[int, int], n: int) -> range:
 
 
 def measurement(figure: str, row: BoardGenRow, records: list[dict]) -> Measurement:
-    """Report C of ``records`` read as the figure's estimate and the F4 assertions they break."""
+    """Report C of ``records`` read as the figure's estimate (95% and at the
+    search's decision level) and the F4 assertions they break."""
     report = evaluate_row(row, records)
-    return Measurement(figures.estimate(figure, records, report.as_dict()), failing_assertions(report))
+    values = report.as_dict()
+    return Measurement(figures.estimate(figure, records, values), failing_assertions(report),
+                       figures.estimate(figure, records, values, DECISION_LEVEL))
 
 
 class RowSampler:

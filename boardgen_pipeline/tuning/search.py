@@ -12,7 +12,9 @@ shape (a board's first attempt at ``N + 1`` mines is its attempt at ``N``
 plus one mine: the placement is a partial Fisher-Yates shuffle).
 
 A candidate's sample grows only while its decision is open: it is measured
-on 64 boards, then 128, 256, ... (``LOOKS``) until its interval lies inside
+on 64 boards, then 128, 256, ... (``LOOKS``) until its interval (at
+:data:`DECISION_LEVEL`: the decisions steer the search, the held-out proof
+judges its outcome at 95%) lies inside
 the corridor (it *meets* the target), or excludes the target on one side
 (the crossing lies beyond it), or the looks run out (its point estimate
 then says which). A candidate whose probe boards break an F4 assertion is
@@ -43,17 +45,30 @@ from typing import Protocol
 from boardgen_pipeline.tuning.figures import Estimate
 
 LOOKS = (64, 128, 256, 512, 1024, 2048)
+# a candidate's last look: its point estimate on 1,024 common boards places it within +-0.026 (90%) of a share
+# near one half, a grid step (about 0.02 of win rate a mine) plus sampling noise under a tolerance of 0.03
+DEFAULT_MAX_BOARDS = 1024
 MAX_CANDIDATES = 16
 MEETS, HIGH, LOW, INFEASIBLE = "meets", "high", "low", "infeasible"
 REACHED, UNREACHABLE, UNCHANGED = "reached", "unreachable", "unchanged"
 
 
+DECISION_LEVEL = 0.90  # the intervals a candidate's decisions read (the reported ones are 95%)
+
+
 @dataclass(frozen=True)
 class Measurement:
-    """A candidate on ``n`` probe boards: its figure and the F4 assertions those boards break."""
+    """A candidate on ``n`` probe boards: its figure (the reported 95%
+    interval), the interval at :data:`DECISION_LEVEL` the search decides on
+    (None: the reported one), and the F4 assertions those boards break."""
 
     estimate: Estimate
     failing: tuple[str, ...] = ()
+    decision: Estimate | None = None
+
+    @property
+    def decides(self) -> Estimate:
+        return self.decision or self.estimate
 
 
 class Sampler(Protocol):
@@ -139,22 +154,47 @@ def looks(max_boards: int) -> tuple[int, ...]:
     return out + (max_boards,)
 
 
-def assess(sampler: Sampler, k: int, aim: Aim, schedule: tuple[int, ...]) -> Reading:
-    """Candidate ``k``, measured on more boards while its decision is open (module docstring)."""
-    for n in schedule:
-        m = sampler.measure(k, n)
-        e = m.estimate
-        if m.failing or e.value is None:
-            return Reading(k, m, INFEASIBLE, True)
-        if aim.proven(e):
-            return Reading(k, m, MEETS, True)
-        if e.low > aim.value:
-            return Reading(k, m, HIGH, True)
-        if e.high < aim.value:
-            return Reading(k, m, LOW, True)
+def _classify(k: int, m: Measurement, aim: Aim, last: bool) -> Reading | None:
+    """What one measurement decides (None: still open); ``last``: no more looks, the point estimate decides."""
+    e = m.decides
+    if m.failing or e.value is None:
+        return Reading(k, m, INFEASIBLE, True)
+    if aim.proven(e):
+        return Reading(k, m, MEETS, True)
+    if e.low > aim.value:
+        return Reading(k, m, HIGH, True)
+    if e.high < aim.value:
+        return Reading(k, m, LOW, True)
+    if not last:
+        return None
     if aim.meets(e):
         return Reading(k, m, MEETS, False)
     return Reading(k, m, HIGH if e.value > aim.value else LOW, False)
+
+
+def assess(sampler: Sampler, k: int, aim: Aim, schedule: tuple[int, ...], own: bool = False) -> Reading:
+    """Candidate ``k``, measured on more boards while its decision is open
+    (module docstring). ``own``: the row's own value, measured until its
+    interval lies inside the corridor (kept) or wholly outside it (moved:
+    the corridor's rule, ``corridor.judge``), else on every look's boards,
+    then kept while its value meets the target: a row is not edited on the
+    strength of a few boards."""
+    for i, n in enumerate(schedule):
+        m = sampler.measure(k, n)
+        e = m.decides
+        last = i == len(schedule) - 1
+        if own and not m.failing and e.value is not None and not aim.proven(e):
+            if e.high < aim.value - aim.tolerance:
+                return Reading(k, m, LOW, True)
+            if e.low > aim.value + aim.tolerance:
+                return Reading(k, m, HIGH, True)
+            if last:  # the boards cannot show it out: kept while its value meets the target
+                return _classify(k, m, aim, True)
+            continue
+        reading = _classify(k, m, aim, last)
+        if reading is not None:
+            return reading
+    raise ValueError("no look in the schedule")
 
 
 def _first_step(reading: Reading, aim: Aim, size: int, span: float) -> int:
@@ -182,20 +222,20 @@ def _span(readings) -> tuple[float, float] | None:
 
 
 def search(sampler: Sampler, size: int, start: int, aim: Aim, figure_span: float,
-           max_boards: int = LOOKS[-1], max_candidates: int = MAX_CANDIDATES) -> SearchResult:
+           max_boards: int = DEFAULT_MAX_BOARDS, max_candidates: int = MAX_CANDIDATES) -> SearchResult:
     """The grid point of ``size`` points, from ``start``, whose figure meets
     ``aim`` (module docstring)."""
     schedule = looks(max_boards)
     readings: dict[int, Reading] = {}
 
     def read(k: int) -> Reading:
-        readings[k] = assess(sampler, k, aim, schedule)
+        readings[k] = assess(sampler, k, aim, schedule, own=k == start)
         return readings[k]
 
     first = read(start)
     step = _first_step(first, aim, size, figure_span) if first.estimate.value is not None else 1
     halved = True  # whether the last false-position step halved the bracket
-    while len(readings) < max_candidates and not (first.feasible and aim.meets(first.estimate)):
+    while len(readings) < max_candidates:
         if any(r.side == MEETS or (r.feasible and r.decided and aim.close(r.estimate)) for r in readings.values()):
             break
         below = [r.k for r in readings.values() if r.toward(aim) > 0]  # the crossing lies above these
@@ -264,32 +304,67 @@ def _nearest_feasible(sampler, readings, best: Reading, aim, schedule, max_candi
             bad = mid
 
 
+def _paired(sampler: Sampler, readings: dict[int, Reading], pair: list[Reading], aim: Aim, schedule) -> None:
+    """The two candidates the proposal is chosen between, compared on the
+    same boards: the one measured on fewer is measured again on as many as
+    the other (its reading replaced), unless their intervals already say
+    which is closer to the target."""
+    if len(pair) < 2 or pair[0].estimate.n == pair[1].estimate.n:
+        return
+    a, b = pair
+    gap = lambda r: abs(r.measurement.decides.value - aim.value)  # noqa: E731
+    if gap(a) + a.measurement.decides.half_width < gap(b) - b.measurement.decides.half_width or \
+            gap(b) + b.measurement.decides.half_width < gap(a) - a.measurement.decides.half_width:
+        return
+    small, big = sorted(pair, key=lambda r: r.estimate.n)
+    m = sampler.measure(small.k, big.estimate.n)
+    readings[small.k] = _classify(small.k, m, aim, True) if small.side != INFEASIBLE or m.failing else \
+        Reading(small.k, m, INFEASIBLE, True)
+
+
 def outcome(sampler: Sampler, readings: dict[int, Reading], start: int, aim: Aim, size: int,
-            max_boards: int = LOOKS[-1], max_candidates: int = MAX_CANDIDATES) -> SearchResult:
-    """The proposal among ``readings`` (the closest feasible to the target),
-    the feasible value nearest an infeasible closest one looked for first;
-    called again when a proposal breaks F4 on its held-out boards."""
+            max_boards: int = DEFAULT_MAX_BOARDS, max_candidates: int = MAX_CANDIDATES) -> SearchResult:
+    """The proposal among ``readings``: the row's own value while it is kept;
+    else the feasible value closest to the target, the two closest compared
+    on the same boards; where the closest is infeasible, the feasible value
+    next to it (looked for first); where none meets the target, the nearer
+    end of the bracket the target is crossed in. Called again when a
+    proposal breaks F4 on its held-out boards."""
     schedule = looks(max_boards)
 
     def closeness(r: Reading):
         return (abs(r.estimate.value - aim.value), abs(r.k - start))
 
+    def feasible() -> list[Reading]:
+        return [r for r in readings.values() if r.feasible]
+
     measured = [r for r in readings.values() if r.estimate.value is not None]
+    wall = None
     if measured:
         best = min(measured, key=closeness)
         if not best.feasible:
             _nearest_feasible(sampler, readings, best, aim, schedule, max_candidates)
-    feasible = [r for r in readings.values() if r.feasible]
-    bracket = _bracket(readings, aim)
-    if not feasible:
-        return SearchResult(None, UNREACHABLE, bracket, readings, None,
+            if feasible():
+                wall = min(feasible(), key=lambda r: (abs(r.k - best.k), closeness(r)))
+    if not feasible():
+        return SearchResult(None, UNREACHABLE, _bracket(readings, aim), readings, None,
                             "no value measured keeps every F4 assertion on its probe boards")
     own = readings.get(start)
-    # the row's own value is kept while it meets the target: no edit for a move inside the corridor
-    pick = own if own is not None and own.feasible and aim.meets(own.estimate) else min(feasible, key=closeness)
+    if own is not None and own.side == MEETS:
+        return SearchResult(start, UNCHANGED, _bracket(readings, aim), readings, _span(readings.values()))
+    if wall is None:
+        _paired(sampler, readings, sorted(feasible(), key=closeness)[:2], aim, schedule)
+    pick = wall or min(feasible(), key=closeness)
+    bracket = _bracket(readings, aim)
     span = _span(readings.values())
     if aim.meets(pick.estimate):
         return SearchResult(pick.k, UNCHANGED if pick.k == start else REACHED, bracket, readings, span)
+    ends = [readings[k] for k in bracket if k is not None and readings[k].feasible]
+    if ends and wall is None:  # the target is crossed between the bracket's ends: the nearest value is one of them
+        _paired(sampler, readings, ends, aim, schedule)
+        pick = min((readings[k] for k in bracket if k is not None and readings[k].feasible), key=closeness)
+        if aim.meets(pick.estimate):
+            return SearchResult(pick.k, REACHED, bracket, readings, span)
     infeasible_closer = any(not r.feasible and r.estimate.value is not None and closeness(r) < closeness(pick)
                             for r in readings.values())
     note = ("the values closer to the target break an F4 assertion" if infeasible_closer else
