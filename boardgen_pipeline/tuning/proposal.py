@@ -119,10 +119,11 @@ class Proposal:
 
 
 def prove(task: RowTask, row: BoardGenRow) -> tuple[HeldOut, int]:
-    """``row`` (the row with its proposed value) on the calibration batch, and the boards made."""
+    """``row`` (the row with its proposed value) on the calibration batch, and
+    the boards made; a new value must not be thin there either."""
     table = BoardGenTable("-", task.header, {row.key: row})
     records = run_row(table, row.key, task.samples, task.master_seed)
-    m = measurement(task.target.figure, row, records)
+    m = measurement(task.target.figure, row, records, task.samples, judge_thin=row != task.row)
     return HeldOut(m.estimate, m.failing, corridor.judge(task.target, m.estimate)), len(records)
 
 
@@ -139,7 +140,7 @@ def tune_row(task: RowTask) -> Proposal:
     t = task.target
     grid = knobs.grid(task.row, t.knob, task.header.spawn_side)
     sampler = RowSampler(task.row, grid, t.figure, task.header.spawn_side, task.header.dig_ap_cost,
-                         task.master_seed)
+                         task.master_seed, task.samples)
     aim = search.Aim(t.value, t.tolerance, t.direction)
     first = sampler.measure(grid.current, search.looks(task.max_boards)[0]).estimate.value
     result = search.search(sampler, len(grid), grid.current, aim, _span(t.figure, first, t.value), task.max_boards)
