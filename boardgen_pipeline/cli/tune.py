@@ -5,13 +5,10 @@ the change (SPEC 12; ``tuning``; docs/designer.md "Aim the curve")."""
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from boardgen_pipeline.cli.common import TABLES_HELP, WAREHOUSE_HELP, UserError, parse_rows, row_pool, tables_dir
-from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.exits import Exit
 
 FORMATS = ("terminal", "markdown", "json")
@@ -100,36 +97,28 @@ def cmd_tune(args) -> int:
 
 def _apply(args, catalog, tuning, path: Path) -> tuple[str, dict]:
     """The reached rows' values written into the table (validated, atomic,
-    comments kept: ``tables.edit``), then the ``boardgen diff`` of the
-    change: the tables before it (a copy) against the tables after it."""
+    comments kept: ``tables.edit``, as ``advise --apply`` writes), and the
+    ``boardgen diff`` of the change: the tables with it against the tables
+    without it (``review.proposal``, computed on a copy first)."""
     from boardgen_pipeline.cli.common import warehouse_dir
-    from boardgen_pipeline.review import diff, render, sources
+    from boardgen_pipeline.review import proposal, render
     from boardgen_pipeline.tables import edit
 
     changes = tuning.changes
     if not changes:
         return "--apply: no reached row changes a value; nothing written\n", {"written": False}
-    with tempfile.TemporaryDirectory(prefix="boardgen-tune-") as scratch:
-        before = Path(scratch) / "tables"
-        shutil.copytree(catalog.tables_dir, before)
-        try:
-            done = edit.apply_changes(path, changes, based_on=catalog.board_gen)
-        except edit.EditRefused as exc:
-            raise UserError(str(exc)) from None
-        root = warehouse_dir(args)
-        try:
-            base = sources.from_folder(before, "BASE", spec="the tables before tune --apply")
-            head = sources.from_folder(Path(catalog.tables_dir), "HEAD")
-        except TableError as exc:  # cannot happen: both validated; said, never a traceback
-            raise UserError(f"the calibration diff could not read the tables: {exc.violations[0]}") from None
-        result = diff.compare(base, head, diff.Settings(args.samples, args.master_seed),
-                              root if root.is_dir() else None)
-    text = {"markdown": render.markdown, "json": render.json_text}.get(args.format, render.terminal)(result)
-    wrote = f"wrote {path} ({len(changes)} value(s), validated); the sensor regenerates the changed rows\n"
+    try:
+        result = proposal.calibration_diff(catalog.tables_dir, changes, catalog.board_gen, args.samples,
+                                           args.master_seed, warehouse_dir(args))
+        done = edit.apply_changes(path, changes, based_on=catalog.board_gen)
+    except edit.EditRefused as exc:
+        raise UserError(str(exc)) from None
     if args.format == "json":
         import json
 
-        return "", {"written": True, "table_diff": done.diff, "calibration_diff": json.loads(text)}
+        return "", {"written": True, "table_diff": done.diff, "calibration_diff": json.loads(render.json_text(result))}
+    text = (render.markdown if args.format == "markdown" else render.terminal)(result)
+    wrote = f"wrote {path} ({len(changes)} value(s), validated); the sensor regenerates the changed rows\n"
     return f"\n{done.diff}{wrote}\nboardgen diff of the change:\n{text}", {"written": True}
 
 

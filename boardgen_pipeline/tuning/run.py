@@ -29,6 +29,13 @@ class Tuning:
     proposals: list[Proposal] = field(default_factory=list)
     errors: dict[tuple[int, int], str] = field(default_factory=dict)
 
+    def add(self, task: RowTask, proposal: Proposal | None, error: BaseException | None) -> None:
+        """One task's outcome: its proposal, or the error it raised."""
+        if error is not None:
+            self.errors[task.key] = f"{type(error).__name__}: {error}"
+        else:
+            self.proposals.append(proposal)
+
     def of(self, state: str) -> list[Proposal]:
         return [p for p in self.proposals if p.state == state]
 
@@ -71,10 +78,7 @@ def tune(catalog: Catalog, work: list[RowTask], pool, on_row: Callable[[Proposal
     out = Tuning(catalog.targets.path, catalog.board_gen.path, work[0].samples if work else DEFAULT_SAMPLES,
                  work[0].master_seed if work else 0)
     for task, proposal, error in run(work, pool):
-        if error is not None:
-            out.errors[task.key] = f"{type(error).__name__}: {error}"
-        else:
-            out.proposals.append(proposal)
+        out.add(task, proposal, error)
         if on_row is not None:
             on_row(proposal, task)
     out.proposals.sort(key=lambda p: p.key)
