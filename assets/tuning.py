@@ -19,7 +19,8 @@ the warehouse ``tuning.stored``; the search and its proof are
   metadata holds the proposal, the table edit it would make and the
   ``boardgen diff`` of that edit. Nothing is written into the tables: the
   table files are the designers', edited in their editor and their version
-  control (``boardgen tune --apply`` writes them).
+  control (``boardgen tune --apply`` writes them). Both are in the
+  calibration group: one group, drawn whole on the lineage page.
 """
 
 import dagster as dg
@@ -31,10 +32,7 @@ from .checks import check_result
 from .names import PROPOSAL, REPORT, TUNE_JOB, TUNED
 from .partitions import board_rows
 from .resources import BoardgenSettings, RowWorkers
-from .tables import load_catalog_or_fail, validated_rows
-
-TUNING_GROUP = "tuning"
-
+from .tables import GROUP, load_catalog_or_fail, validated_rows
 
 @dg.asset_check(asset=REPORT, name=CHECK_CORRIDOR, description=corridor.DESCRIPTION, blocking=False)
 def curve_within_corridor(settings: BoardgenSettings) -> dg.AssetCheckResult:
@@ -57,11 +55,11 @@ def _rows(context: dg.AssetExecutionContext, catalog) -> list[tuple[int, int]] |
 @dg.multi_asset(
     name="tune",
     specs=[
-        dg.AssetSpec(TUNED, deps=[validated_rows], group_name=TUNING_GROUP, partitions_def=board_rows, skippable=True,
+        dg.AssetSpec(TUNED, deps=[validated_rows], group_name=GROUP, partitions_def=board_rows, skippable=True,
                      description="A row tuned toward the target curve (tables/curve_targets.toml): its proposal "
                                  "(the knob's new value, the figure on probe boards and on its calibration batch), "
                                  "recorded as the row is done. Made by curve_tune_job only, never by the nightly."),
-        dg.AssetSpec(PROPOSAL, deps=[validated_rows], group_name=TUNING_GROUP, skippable=True,
+        dg.AssetSpec(PROPOSAL, deps=[validated_rows], group_name=GROUP, skippable=True,
                      description="The tuning run's proposal: every tuned row, the table edit it would make, and the "
                                  "boardgen diff of that edit (markdown metadata). `boardgen tune --apply` writes it."),
     ],
