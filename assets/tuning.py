@@ -34,6 +34,7 @@ from .partitions import board_rows
 from .resources import BoardgenSettings, RowWorkers
 from .tables import GROUP, load_catalog_or_fail, validated_rows
 
+
 @dg.asset_check(asset=REPORT, name=CHECK_CORRIDOR, description=corridor.DESCRIPTION, blocking=False)
 def curve_within_corridor(settings: BoardgenSettings) -> dg.AssetCheckResult:
     found = settings.resolved()
