@@ -25,17 +25,22 @@ from .nodemaps import node_map_draws
 from .resources import BoardgenSettings, RowWorkers
 from .retention import retention_job
 from .tables import table_files, validated_rows
+from .tuning import curve_within_corridor, tune, tune_job
 
 # SPEC 9 order: tables -> validated rows -> node-map draws; per row partition: seed batches ->
 # boards -> variant overlays -> calibration report; then the stratified figures (one step, calibrate); the nightly's
 # Godot export last (the table job).
 ASSETS = [table_files, validated_rows, node_map_draws, calibrate, godot_resources]
+# the target curve: its corridor, checked with the table's checks, and the tune job's assets (not the nightly's)
+TUNING = [tune]
+CHECKS = [curve_within_corridor]
 
 
 def build_definitions(settings: BoardgenSettings | None = None, workers: RowWorkers | None = None) -> dg.Definitions:
     return dg.Definitions(
-        assets=ASSETS,
-        jobs=[calibration_job, prepare_job, rows_job, table_job, retention_job],
+        assets=[*ASSETS, *TUNING],
+        asset_checks=CHECKS,
+        jobs=[calibration_job, prepare_job, rows_job, table_job, retention_job, tune_job],
         schedules=[nightly_calibration],
         sensors=[table_edit_sensor, *night_follow_up],
         resources={"settings": settings or BoardgenSettings(), "workers": workers or RowWorkers()},

@@ -4,12 +4,14 @@ launches or reads runs imports no asset code. The night's own tags are the
 library's (``boardgen_pipeline.steps.night``).
 """
 
+from boardgen_pipeline.check_names import CHECK_CORRIDOR
 from boardgen_pipeline.steps import night
 
 TABLE_FILES, VALIDATED_ROWS, DRAWS = "table_files", "validated_rows", "node_map_draws"
 SEED_BATCHES, BOARDS, OVERLAYS, REPORT, STRATA = ("seed_batches", "boards", "variant_overlays", "calibration_report",
                                                   "calibration_strata")
 GODOT = "godot_resources"  # the nightly's Godot export (assets/godot.py), after the table's checks
+TUNED, PROPOSAL = "tuned_rows", "curve_proposal"  # the tune job's (assets/tuning.py), never the nightly's
 TABLES = (TABLE_FILES, VALIDATED_ROWS)
 ROW_ASSETS = (SEED_BATCHES, BOARDS, OVERLAYS, REPORT)
 ALL_ASSETS = (*TABLES, DRAWS, *ROW_ASSETS, STRATA)
@@ -18,6 +20,7 @@ CHECKED = (BOARDS, OVERLAYS, REPORT, STRATA)  # the assets whose checks are tabl
 PREPARE_JOB, ROWS_JOB, TABLE_JOB, RETENTION_JOB, CALIBRATION_JOB = (
     "calibration_prepare", "calibration_rows", "calibration_table", "calibration_retention", "calibration_job")
 JOBS = (PREPARE_JOB, ROWS_JOB, TABLE_JOB, RETENTION_JOB, CALIBRATION_JOB)
+TUNE_JOB = "curve_tune_job"  # launched from the UI, never by a night
 # the job that runs each stage of a night
 STAGE_JOBS = {night.PREPARE: PREPARE_JOB, night.ROWS: ROWS_JOB, night.TABLE: TABLE_JOB,
               night.RETENTION: RETENTION_JOB}
@@ -40,9 +43,14 @@ def check_names() -> dict[str, tuple[str, ...]]:
             STRATA: (c.CHECK_COMPLETE,), DRAWS: c.NODE_MAPS}
 
 
+# checks defined beside the calibrate step, each its own op (assets/tuning.py): run by the same runs
+STANDALONE_CHECKS = {REPORT: (CHECK_CORRIDOR,)}
+
+
 def check_keys(*assets: str) -> list:
     """The check keys of ``assets`` (default: every checked asset and the draws)."""
     import dagster as dg
 
     names = check_names()
-    return [dg.AssetCheckKey(dg.AssetKey(a), n) for a in (assets or names) for n in names[a]]
+    return [dg.AssetCheckKey(dg.AssetKey(a), n) for a in (assets or names)
+            for n in (*names[a], *STANDALONE_CHECKS.get(a, ()))]

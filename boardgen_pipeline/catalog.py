@@ -2,9 +2,11 @@
 (SPEC 2.7, 3, 4: "all violations reported together", content discipline).
 
 ``load_catalog(dir)`` runs the load-time checks of ``board_gen.toml``,
-``variation.toml``, ``resource_weights.toml`` and ``nodemaps/`` and the
-cross-table rule that every battle and boss node has an exact ``board_gen``
-row, then raises one TableError with every violation of every file. A table
+``variation.toml``, ``resource_weights.toml``, ``nodemaps/`` and
+``curve_targets.toml`` (SPEC 12: the target curve names rows and levels of
+``board_gen``) and the cross-table rule that every battle and boss node has
+an exact ``board_gen`` row, then raises one TableError with every violation
+of every file. A table
 file that is absent is skipped (a fixture directory may hold only
 ``board_gen.toml``); ``board_gen.toml`` itself is required.
 """
@@ -27,6 +29,9 @@ RESOURCE_TABLE = "resource_weights.toml"
 NODEMAP_DIR = "nodemaps"
 
 
+TARGETS_TABLE = "curve_targets.toml"
+
+
 @dataclass(frozen=True)
 class Catalog:
     tables_dir: Path
@@ -34,6 +39,7 @@ class Catalog:
     variation: object | None  # variants.VariationTable
     resources: object | None  # skew.ResourceWeights
     pools: dict | None  # level -> nodemap.Pool
+    targets: object | None = None  # tables.curve_targets.CurveTargets
 
     @property
     def warnings(self) -> tuple[Violation, ...]:
@@ -60,7 +66,7 @@ def load_catalog(tables_dir: Path | str | None = None, shown_as: Path | str | No
     root = Path(tables_dir or default_tables_dir())
     violations: list[Violation] = []
     board_gen = _collect(lambda: load_board_gen(root / DEFAULT_TABLE), violations)
-    variation = resources = pools = None
+    variation = resources = pools = targets = None
     if (root / VARIATION_TABLE).exists():
         variation = _collect(lambda: load_variation_table(root / VARIATION_TABLE), violations)
     if (root / RESOURCE_TABLE).exists():
@@ -70,11 +76,19 @@ def load_catalog(tables_dir: Path | str | None = None, shown_as: Path | str | No
         violations.extend(pool_violations)
         if board_gen is not None and not pool_violations:
             violations.extend(check_content_discipline(pools, set(board_gen.keys())))
+    if board_gen is not None and (root / TARGETS_TABLE).exists():
+        from boardgen_pipeline.tables.curve_targets import load_curve_targets
+
+        targets = _collect(lambda: load_curve_targets(root / TARGETS_TABLE, board_gen), violations)
     if violations:
         raise TableError(violations)
     if shown_as is not None:
         board_gen = _shown_as(board_gen, Path(shown_as) / DEFAULT_TABLE)
-    return Catalog(root, board_gen, variation, resources, pools)
+        if targets is not None:
+            from dataclasses import replace
+
+            targets = replace(targets, path=str(Path(shown_as) / TARGETS_TABLE))
+    return Catalog(root, board_gen, variation, resources, pools, targets)
 
 
 def _shown_as(table: BoardGenTable, path: Path) -> BoardGenTable:

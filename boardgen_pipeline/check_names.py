@@ -41,3 +41,6 @@ NODE_MAPS = (CHECK_TEMPLATES, CHECK_DRAWS_DETERMINISTIC, CHECK_UNIFORM, CHECK_PR
 
 # the stratified figures (``steps.stratify``)
 CHECK_COMPLETE = "strata_cover_every_template"
+
+# the target curve's corridor (``tuning.corridor``; SPEC 12)
+CHECK_CORRIDOR = "curve_within_corridor"

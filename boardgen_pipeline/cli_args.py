@@ -23,6 +23,10 @@ Why the bounds are what they are:
   begin;
 * ``advise --apply`` writes the table, so it needs its rows (``--row`` or
   ``--all``); ``--all`` and ``--dry-run`` only qualify ``--apply``;
+* ``tune --samples`` in ``[1, 2048]`` and ``--max-boards`` in ``[64, 2048]``:
+  the proposal is proven on the calibration batch ``sigma(L, D) + i`` and
+  searched on the probe scopes ``sigma(L, D) + 2048 + i``, which must not
+  meet; a candidate's first look is 64 boards (``tuning.search.LOOKS``);
 * ``history --row`` is one row key (a trajectory is one row's);
 * ``diff`` and ``watch`` (docs/review.md): ``--samples`` as ``calibrate``'s;
   ``--margin FIGURE=VALUE`` names a figure of the diff (a name that is none
@@ -185,6 +189,17 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.seed("master_seed", "the master seed")
         c.row_keys("row")
         c.violations.extend(check_advise_apply(values, c.prog))
+    elif command == "tune":
+        c.int_range("samples", 1, PROBE_OFFSET, f"the calibration batch sigma(L,D)+i ends before the probe scopes "
+                                                f"sigma(L,D)+{PROBE_OFFSET}+i the search measures on")
+        c.int_range("max_boards", 64, DEPTH_SPACING - PROBE_OFFSET,
+                    f"a candidate's first look is 64 boards; the probe scopes sigma(L,D)+{PROBE_OFFSET}+i stay "
+                    f"inside the row's {DEPTH_SPACING} scopes")
+        c.seed("master_seed", "the master seed")
+        c.row_keys("rows")
+        c.directory("warehouse", must_exist=False)
+        names = ("workers", "dask")
+        c.violations.extend(settings.resolve(_given(values, names), None, names, prog=c.prog)[1])
     elif command == "nodemap draw":
         c.seed("seed", "the adventure's master seed")
     elif command == "verify":

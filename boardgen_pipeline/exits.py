@@ -41,7 +41,8 @@ TABLE: dict[Exit, str] = {
                 "any work began",
     Exit.CHECK_FAILED: "the work ran and a check of error severity failed: an F4 assertion, an overlay or node-map "
                        "check, boards that changed without a change of their row; `diff`: an F4 verdict got worse (or "
-                       "`--fail-on flagged` and a change is flagged); `advise --apply`: a failing row with no fix",
+                       "`--fail-on flagged` and a change is flagged); `advise --apply`: a failing row with no fix; "
+                       "`tune`: a target no value of its knob reaches (keeping F4)",
     Exit.RUN_FAILED: "the work began and part of it failed for another reason: a row raised, a run of the night "
                      "failed or lost its process, a cluster lost mid-run; the warehouse holds only whole rows: rerun",
     Exit.STORAGE: "a storage fault: the warehouse or the Dagster instance cannot be read or written (disk full, "

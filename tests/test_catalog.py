@@ -41,6 +41,7 @@ def test_content_discipline_across_tables(tmp_path):
     blocks = text.split("\n[[rows]]\n")
     kept = [b for b in blocks[1:] if "node_depth = 2\n" not in b]
     (tables / "board_gen.toml").write_text("\n[[rows]]\n".join([blocks[0], *kept]))
+    (tables / "curve_targets.toml").unlink()  # its targets name the depth-2 rows too (tests/test_curve_targets.py)
     with pytest.raises(TableError) as exc:
         load_catalog(tables)
     assert {v.rule for v in exc.value.violations} == {"missing_board_gen_row"}

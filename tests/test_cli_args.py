@@ -60,6 +60,12 @@ CASES = {
     "advise --samples 4097": (["advise", "--samples", "4097"], ("--samples", "4097")),
     "advise --probes 2049": (["advise", "--probes", "2049"], ("--probes", "2049")),
     "advise --probes 0": (["advise", "--probes", "0"], ("--probes", "0")),
+    "tune --samples 2049": (["tune", "--samples", "2049"], ("--samples", "2049")),
+    "tune --samples 0": (["tune", "--samples", "0"], ("--samples", "0")),
+    "tune --max-boards 63": (["tune", "--max-boards", "63"], ("--max-boards", "63")),
+    "tune --max-boards 2049": (["tune", "--max-boards", "2049"], ("--max-boards", "2049")),
+    "tune --rows 1": (["tune", "--rows", "1"], ("--rows", "'1'")),
+    "tune --workers 0": (["tune", "--workers", "0"], ("--workers", "0")),
     "history --row x": (["history", "--row", "x"], ("--row", "'x'")),
     "history --row of two rows": (["history", "--row", "1,0 2,4"], ("--row", "'1,0 2,4'")),
     "history --row 2,-1": (["history", "--row", "2,-1"], ("--row", "'2,-1'")),
@@ -115,6 +121,7 @@ GOOD = {
     "bench": BENCH,
     "history": ["history", "--row", "1,0"],
     "export": ["export", "--godot", "godot_out"],
+    "tune": ["tune", "--samples", "1", "--max-boards", "64", "--workers", "1"],
 }
 
 

@@ -66,7 +66,7 @@ def test_every_row_gets_a_partition_and_one_run_records_them_all(small):
     # a rows run evaluates no check: the table run does, once each, over every row
     assert checks_of(small["rows"]) == {}
     assert set(checks_of(small["table_run"])) == {*assertions.CHECKS, *overlay_row.CHECKS, CHECK_EVERY_ROW,
-                                                  "strata_cover_every_template", "boards_deterministic"}
+                                                  "strata_cover_every_template", "boards_deterministic", "curve_within_corridor"}
 
 
 def test_a_rows_run_records_about_two_events_a_row(small, tmp_path):

@@ -14,6 +14,7 @@ import dagster as dg
 from boardgen_dagster.automation import NIGHTLY_CRON, nightly_calibration, table_edit_sensor
 from boardgen_dagster.names import PREPARE_JOB, ROW_ASSETS, STRATA, TABLES
 from boardgen_pipeline.calibration import assertions, fingerprints
+from boardgen_pipeline.check_names import CHECK_CORRIDOR
 from boardgen_pipeline.steps import currency, determinism, draw_node_maps, night, stratify
 from boardgen_pipeline.steps.table_check import CHECK_EVERY_ROW
 from boardgen_pipeline.variants import outcomes as overlay_row
@@ -34,7 +35,7 @@ from .test_pipeline_support import (
 ROW_SELECTION = [dg.AssetKey(a) for a in (*TABLES, *ROW_ASSETS, STRATA)]
 TABLE_CHECKS = {f"{a}:{c}" for a, names in (("boards", (*assertions.CHECKS, determinism.CHECK)),
                                              ("variant_overlays", overlay_row.CHECKS),
-                                             ("calibration_report", (CHECK_EVERY_ROW,)),
+                                             ("calibration_report", (CHECK_EVERY_ROW, CHECK_CORRIDOR)),
                                              ("calibration_strata", (stratify.CHECK_COMPLETE,))) for c in names}
 
 
@@ -270,9 +271,9 @@ def test_a_scheduled_night_runs_prepare_then_its_rows_then_the_checks_then_reten
 
 
 SNAPSHOT = {
-    "assets": ["boards", "calibration_report", "calibration_strata", "godot_resources", "node_map_draws", "seed_batches",
-               "table_files", "validated_rows", "variant_overlays"],
-    "partitioned": ["boards"],
+    "assets": ["boards", "calibration_report", "calibration_strata", "curve_proposal", "godot_resources",
+               "node_map_draws", "seed_batches", "table_files", "tuned_rows", "validated_rows", "variant_overlays"],
+    "partitioned": ["boards", "tuned_rows"],
     "deps": {
         "validated_rows": ["table_files"],
         "seed_batches": ["validated_rows"],
@@ -282,20 +283,24 @@ SNAPSHOT = {
         "node_map_draws": ["validated_rows"],
         "calibration_strata": ["calibration_report", "node_map_draws"],
         "godot_resources": ["calibration_strata"],
+        "tuned_rows": ["validated_rows"],
+        "curve_proposal": ["validated_rows"],
     },
     "checks": sorted([f"boards:{c}" for c in (*assertions.CHECKS, determinism.CHECK)]
                      + [f"variant_overlays:{c}" for c in overlay_row.CHECKS]
                      + [f"node_map_draws:{c}" for c in draw_node_maps.CHECKS]
                      + [f"calibration_strata:{stratify.CHECK_COMPLETE}"]
-                     + [f"calibration_report:{CHECK_EVERY_ROW}"]),
+                     + [f"calibration_report:{CHECK_EVERY_ROW}", f"calibration_report:{CHECK_CORRIDOR}"]),
     "blocking": [],
-    "jobs": ["calibration_job", "calibration_prepare", "calibration_retention", "calibration_rows", "calibration_table"],
+    "jobs": ["calibration_job", "calibration_prepare", "calibration_retention", "calibration_rows", "calibration_table",
+             "curve_tune_job"],
     "job_assets": {"calibration_job": ["boards", "calibration_report", "calibration_strata", "node_map_draws",
                                        "seed_batches", "table_files", "validated_rows", "variant_overlays"],
                    "calibration_prepare": ["node_map_draws", "table_files", "validated_rows"],
                    "calibration_retention": [],
                    "calibration_rows": ["boards", "calibration_report", "seed_batches", "variant_overlays"],
-                   "calibration_table": ["calibration_strata", "godot_resources"]},
+                   "calibration_table": ["calibration_strata", "godot_resources"],
+                   "curve_tune_job": ["curve_proposal", "tuned_rows"]},
     "schedules": {"nightly_calibration": "0 2 * * *"},
     "sensors": ["night_follow_up_on_canceled", "night_follow_up_on_failure", "night_follow_up_on_success",
                 "table_edit_sensor"],

@@ -16,16 +16,16 @@ import argparse
 import os
 import sys
 
-from boardgen_pipeline.cli import advise, boards, calibrate, conformance, pipeline, review, warehouse
+from boardgen_pipeline.cli import advise, boards, calibrate, conformance, pipeline, review, tune, warehouse
 from boardgen_pipeline.cli.common import UserError
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.exits import Exit
 
 __all__ = ["UserError", "build_parser", "console", "main"]
 
-# the order of `boardgen --help`: one board, the tables and the calibration, reading and reviewing it, Dagster,
-# what the game's port is held to and its tables
-COMMANDS = (boards, calibrate, advise, warehouse, review, pipeline, conformance)
+# the order of `boardgen --help`: one board, the tables and the calibration, aiming the curve, reading and
+# reviewing it, Dagster, what the game's port is held to and its tables
+COMMANDS = (boards, calibrate, advise, tune, warehouse, review, pipeline, conformance)
 
 
 def build_parser() -> argparse.ArgumentParser:

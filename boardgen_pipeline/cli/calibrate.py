@@ -34,6 +34,9 @@ def cmd_validate(args) -> int:
     if cat.pools is not None:
         sizes = ", ".join(f"level {lv}: {len(p.templates)}" for lv, p in sorted(cat.pools.items()))
         print(f"ok: node-map pools ({sizes} templates), content discipline holds")
+    if cat.targets is not None:
+        print(f"ok: {cat.targets.path}: {len(cat.targets.rows)} targeted rows (corridor severity "
+              f"{cat.targets.severity})")
     return 0
 
 
