@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from boardgen_pipeline import cli
+from boardgen_pipeline.conformance import kit
 
 from .conformance_support import KIT, REPO, committed, expected, write_results
 
@@ -142,10 +143,61 @@ def test_an_edited_kit_file_is_refused(tmp_path):
 def test_export_writes_the_committed_kit_and_refuses_a_file_target(tmp_path):
     code, out, err = run("conformance", "export", str(tmp_path / "kit"), "--tables", str(REPO / "tables"))
     assert (code, err) == (0, "")
-    assert out.startswith("conformance kit version 1 (")
+    assert out.startswith(f"conformance kit version {kit.KIT_VERSION} (")
     assert {p.name: p.read_bytes() for p in (tmp_path / "kit").iterdir()} == {p.name: p.read_bytes()
                                                                               for p in KIT.iterdir()}
     target = tmp_path / "a_file"
     target.write_text("keep")
     _bad(*run("conformance", "export", str(target)), f"{target} is a file; the conformance kit is written into a folder")
     assert target.read_text() == "keep"
+
+
+def test_an_extra_key_is_a_divergence_named_after_the_objects_own_keys(tmp_path, the_kit):
+    results = expected(the_kit)
+    measure = results["generate/L1D1/i0"]["measure"]
+    measure["debug"] = 1  # a port's leftover: the document promises exactly the kit's keys
+    results["AC-7/golden_i_single_rule"]["why"] = "legal"
+    code, out, _ = _check(tmp_path, the_kit, results)
+    lines = out.splitlines()
+    assert code == 3
+    assert lines[0].split("]: ", 1)[1] == ('stage measure: measure.debug: expected null, got 1 (extra key: the kit '
+                                           "has no 'debug' here)")
+    assert lines[1].split("]: ", 1)[1] == ('stage why: why: expected null, got "legal" (extra key: the kit has no '
+                                           "'why' here)")
+    # a wrong value in the same object is the news, not the extra key
+    measure["revealed"] += 1
+    code, out, _ = _check(tmp_path, the_kit, results)
+    assert out.splitlines()[0].split("]: ", 1)[1].startswith("stage measure: measure.revealed: expected ")
+
+
+def test_a_value_of_another_json_type_is_a_divergence(tmp_path, the_kit):
+    results = expected(the_kit)
+    below = results["below/board_gen/m0/s0"]["values"]
+    below[0] = int(below[0])  # a u64 written as a number
+    attempt = results["generate/L1D0/i0"]["attempts"][0]
+    attempt["placement"]["draws"][0] = float(attempt["placement"]["draws"][0])  # 3.0 for 3: Godot's JSON floats
+    attempt = results["generate/L1D1/i0"]["attempts"][0]
+    assert attempt["closure"]["revealed"] is None
+    attempt["closure"]["revealed"] = 0
+    code, out, _ = _check(tmp_path, the_kit, results)
+    lines = {line.split(" ", 2)[1]: line.split("]: ", 1)[1] if "]: " in line else line.split(": ", 1)[1]
+             for line in out.splitlines() if line.startswith("DIVERGES")}
+    assert code == 3
+    assert lines["below/board_gen/m0/s0"] == (f'stage bounded draw (below by rejection): values[0]: expected '
+                                              f'"{below[0]}", got {below[0]} (JSON type: expected a string, got an '
+                                              f"integer)")
+    assert lines["generate/L1D0/i0"].endswith("(JSON type: expected an integer, got a number with a fraction or "
+                                              "an exponent)")
+    assert lines["generate/L1D1/i0"] == ("stage attempt 1 closure: attempts[0].closure.revealed: expected null, "
+                                         "got 0 (JSON type: expected null, got an integer)")
+
+
+def test_a_result_for_no_vector_fails_the_check(tmp_path, the_kit):
+    results = expected(the_kit)
+    results["generate/L9D9/i0"] = {}
+    code, out, _ = _check(tmp_path, the_kit, results)
+    total = sum(1 for _ in the_kit.vectors())
+    assert code == 3
+    assert out.splitlines() == ["NO VECTOR for 1 result(s): generate/L9D9/i0",
+                                f"{total} of {total} vectors agree; 0 diverge, 0 have no result, 1 results name no "
+                                f"vector"]

@@ -7,14 +7,16 @@ counts."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from collections import deque
 
 import pytest
 
 from boardgen_pipeline.board import placement, rng
 from boardgen_pipeline.catalog import load_catalog
-from boardgen_pipeline.conformance import check, kit, kitjson, vectors
+from boardgen_pipeline.conformance import check, edges, kit, kitjson, vectors
 from boardgen_pipeline.conformance.trace import TwinsDisagree, trace_board, trace_row
 
 from .conformance_support import KIT, REPO, committed, expected, generate_vectors, row_of
@@ -47,6 +49,14 @@ def test_the_kit_covers_the_acceptance_cases_with_integers_only(the_kit):
     exits = {v["expected"]["exit"]["exit"] for v in generate_vectors(the_kit)}
     assert exits == {"passed", "best_legal", "least_bad"}
     assert {"fog", "rejection", "spawn_side_5", "wide_board", "gate_unreachable", "gate_r0_cap"} <= flags
+    # the edge cases the clean-room port found no vector for (docs/decisions/conformance.md)
+    assert {"n_half_boundary", "fog_aim_half_boundary", "fog_aim_product_order", "decimal_no_point",
+            "decimal_exponent", "fog_region_size_0", "fog_region_skipped", "fog_shortfall", "gate_free_open",
+            "gate_min_safe", "gates_free_open+r0_cap", "gates_min_safe+unreachable", "gates_r0_cap+min_safe",
+            "verdict_by_core", "best_legal_later", "best_legal_tie", "best_legal_not_core", "best_legal_not_count",
+            "least_bad_tie", "spawn_mine", "r0_mine", "fixture_batch", "spawn_side_matters", "no_variant",
+            "remainder_tie", "slots", "slots_listed_out_of_id_order", "edge_direction", "entry_not_first",
+            "several_violations", "missing_anchor", "seed_scopes"} <= flags
 
     def no_float(value, where):
         assert not isinstance(value, float), where
@@ -235,3 +245,113 @@ def test_an_independent_bfs_gives_each_exported_boards_r0_r_infinity_and_counts(
             assert {k: v["expected"][k] for k in ours} == ours, v["id"]
             checked += 1
     assert checked >= 60
+
+
+# ------------------------------------------------------------------ what the pinned vectors pin
+
+
+GATES = ("free_open", "r0_cap", "min_safe", "unreachable")
+
+
+def _failed(attempt: dict, row: dict) -> dict:
+    legality = attempt["legality"]
+    return {"free_open": legality["r0_size"] == legality["safe_count"],
+            "r0_cap": legality["r0_size"] > row["r0_max_cap"], "min_safe": legality["safe_count"] < row["min_safe_count"],
+            "unreachable": legality["unreachable_safe"] > 0}
+
+
+def test_every_other_order_of_the_gates_names_another_gate_in_some_vector(the_kit):
+    caught = set()
+    for v in generate_vectors(the_kit):
+        row = v["inputs"]["row"]
+        for order in itertools.permutations(GATES):
+            for a in v["expected"]["attempts"]:
+                failed = _failed(a, row)
+                if next((g for g in GATES if failed[g]), None) != next((g for g in order if failed[g]), None):
+                    caught.add(order)
+    assert caught == set(itertools.permutations(GATES)) - {GATES}
+
+
+def _badness(a: dict, row: dict) -> tuple[int, int, int, int]:
+    legality = a["legality"]
+    return (legality["unreachable_safe"], max(0, row["min_safe_count"] - legality["safe_count"]),
+            max(0, legality["r0_size"] - row["r0_max_cap"]), int(legality["r0_size"] == legality["safe_count"]))
+
+
+def test_every_other_order_of_the_least_bad_key_chooses_another_attempt_in_some_vector(the_kit):
+    caught = set()
+    for v in generate_vectors(the_kit):
+        if v["expected"]["exit"]["exit"] != "least_bad":
+            continue
+        row = v["inputs"]["row"]
+        keys = {a["k"]: _badness(a, row) for a in v["expected"]["attempts"]}
+        for order in itertools.permutations(range(4)):
+            chosen = min(keys, key=lambda k: ([keys[k][i] for i in order], k))
+            assert order != (0, 1, 2, 3) or chosen == v["expected"]["exit"]["chosen_attempt"], v["id"]
+            if chosen != v["expected"]["exit"]["chosen_attempt"]:
+                caught.add(order)
+    assert caught == set(itertools.permutations(range(4))) - {(0, 1, 2, 3)}
+
+
+def test_the_fog_rules_the_document_calls_inert_never_act():
+    """docs/conformance.md section 3 step 5: the window test never refuses a
+    cell and no region stops short; on the kit's fog rows and on rows whose
+    fog is as dense as the domain allows."""
+    table = load_catalog(REPO / "tables").board_gen
+    rows = [table.rows[k] for k in table.keys() if table.rows[k].fog_region_count]
+    base = table.rows[(2, 0)].fields()
+    for count, ratio, density in ((1, 0.25, 0.3), (4, 0.25, 0.5), (32, 0.25, 0.2), (2, 0.2, 0.1)):
+        rows.append(row_of({"row": {**base, "fog_region_count": count, "fog_target_ratio": ratio,
+                                    "mine_density": density, "max_gen_attempts": 4}}))
+    steps = 0
+    for row in rows:
+        for scope in range(12):
+            for a in trace_board(row, 3, scope).attempts:
+                assert (a.fog_step.window_refusals, a.fog_step.regions_short) == (0, 0), (row.key_text, scope, a.k)
+                steps += 1
+    assert steps > 200
+
+
+def test_a_pin_that_no_scope_shows_fails_loudly():
+    row = load_catalog(REPO / "tables").board_gen.rows[(1, 0)]
+    with pytest.raises(ValueError, match=r"no scope in \[0, 3\) of row \(1,0\) shows \['verdict_by_core'\]"):
+        edges.first_scope(row, 3, ("verdict_by_core",), limit=3)
+
+
+def test_each_fixture_comment_names_only_the_fields_it_changed(built):
+    """An edge or pinned vector's comment lists ``field old -> new`` for each
+    field that differs from its base row, and nothing else (the kit as the
+    code builds it)."""
+    table = load_catalog(REPO / "tables").board_gen
+    named = 0
+    for v in (v for g in json.loads(built["generate.json"])["groups"] for v in g["vectors"]):
+        if "changed: " not in v["comment"]:
+            continue
+        base = re.search(r"\(row \((\d+), (\d+)\) changed: ", v["comment"])
+        fields = table.rows[(int(base[1]), int(base[2]))].fields()
+        for name, old, new in re.findall(r"(\w+) (\S+) -> ([^,;)]+)", v["comment"]):
+            if name == "spawn_side":
+                assert (int(old), int(new)) == (3, v["inputs"]["header"]["spawn_side"])
+                continue
+            assert str(fields[name]) == old and old != new, (v["id"], name)
+            assert str(row_of(v["inputs"]).fields()[name]) == new, (v["id"], name)
+            named += 1
+        differing = {k for k, value in row_of(v["inputs"]).fields().items() if fields[k] != value}
+        assert differing == set(re.findall(r"(\w+) \S+ -> ", v["comment"])) - {"spawn_side"}, v["id"]
+    assert named >= 40
+
+
+def test_the_spawn_side_moves_an_overlay_only_without_a_shave_ring(the_kit):
+    """docs/conformance.md section 5: on a board the generator made with a
+    shave ring, R0 from the 3x3 and from the 5x5 square is the same."""
+    catalog = load_catalog(REPO / "tables")
+    traces = vectors.generate_groups(catalog)[1]
+    moved = set()
+    for _, g, v in the_kit.vectors():
+        if v["kind"] != "overlay":
+            continue
+        t = traces[v["inputs"]["board"]]
+        args = (catalog.variation, v["inputs"]["level_index"], v["inputs"]["board_type"], v["inputs"]["is_boss"])
+        if vectors._overlay(t, *args, 3) != vectors._overlay(t, *args, 5):
+            moved.add(v["id"])
+    assert moved == {"overlay/edge_shave_0/s0", "overlay/edge_shave_0/s1"}

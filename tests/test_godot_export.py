@@ -28,6 +28,7 @@ from pyparsing import ParseException
 from boardgen_pipeline import cli
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.conformance import godot
+from boardgen_pipeline.conformance.kit import KIT_VERSION
 from boardgen_pipeline.export import godot as export
 
 from . import godot_text
@@ -89,13 +90,13 @@ def test_a_green_table_is_exported_with_its_verdict(green, tmp_path):
 
     digest = tables_digest(tables)[0]
     for cls in godot.CLASSES:  # every file carries the stamp: the scripts in comments
-        assert f"# Exported from tables digest {digest}, kit version 1, calibration verdict: green" in \
+        assert f"# Exported from tables digest {digest}, kit version {KIT_VERSION}, calibration verdict: green" in \
             files[cls.file].decode()
     for name in ("board_gen.tres", "variation.tres", "resource_weights.tres"):
         text = files[name].decode()
         assert f'calibration_verdict = "{verdict}"' in text
-        assert f'tables_digest = "{digest}"' in text and "kit_version = 1" in text
-        assert f"; tables digest {digest}, kit version 1, calibration verdict: {verdict}" in text
+        assert f'tables_digest = "{digest}"' in text and f"kit_version = {KIT_VERSION}" in text
+        assert f"; tables digest {digest}, kit version {KIT_VERSION}, calibration verdict: {verdict}" in text
         assert "TOML" in text and "do not edit" in text
 
 

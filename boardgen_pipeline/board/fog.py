@@ -37,6 +37,11 @@ class FogResult:
     regions_placed: int
     shortfall: int
     target_cells: int
+    # how the regions that were not placed failed, and how often the 3x3 window rule struck a cell from a
+    # seed list or a frontier: the conformance kit names its vectors by them (the compiled twin leaves them 0)
+    regions_skipped: int = 0
+    regions_short: int = 0
+    window_refusals: int = 0
 
 
 def region_sizes(total: int, count: int) -> list[int]:
@@ -102,22 +107,27 @@ def place_fog(stream: Stream, mines, numbers, r0, width: int, height: int,
     allowed = set(allowed_cells(mines, numbers, r0, width, height))
     windows = _Windows(width, height)
     fog: set[int] = set()
-    placed = 0
+    placed = skipped = short = refusals = 0
     for size in region_sizes(total, region_count):
         if size == 0:
             continue
         # seed only where the free allowed area around can hold the whole
         # region: a region is grown, never squeezed into a pocket
         room = _component_sizes(allowed - fog, table)
-        seeds = sorted(c for c in allowed - fog if room[c] >= size and not windows.completes(c))
+        roomy = [c for c in allowed - fog if room[c] >= size]
+        seeds = sorted(c for c in roomy if not windows.completes(c))
+        refusals += len(roomy) - len(seeds)
+        # the sizes add up to total <= 8 x mines, so the second test never holds; kept as the bound's guard
         if not seeds or len(fog) + size > 8 * mine_count:
+            skipped += 1
             continue
         region = [seeds[stream.below(len(seeds))]]
         fog.add(region[0])
         windows.add(region[0])
         while len(region) < size:
-            frontier = sorted({n for c in region for n in table[c] if n in allowed and n not in fog})
-            frontier = [n for n in frontier if not windows.completes(n)]
+            near = sorted({n for c in region for n in table[c] if n in allowed and n not in fog})
+            frontier = [n for n in near if not windows.completes(n)]
+            refusals += len(near) - len(frontier)
             if not frontier:
                 break
             cell = frontier[stream.below(len(frontier))]
@@ -129,9 +139,10 @@ def place_fog(stream: Stream, mines, numbers, r0, width: int, height: int,
             fog.difference_update(region)
             for c in region:
                 windows.add(c, -1)
+            short += 1
         else:
             placed += 1
-    return FogResult(tuple(sorted(fog)), placed, region_count - placed, total)
+    return FogResult(tuple(sorted(fog)), placed, region_count - placed, total, skipped, short, refusals)
 
 
 def _component_sizes(cells: set[int], table) -> dict[int, int]:

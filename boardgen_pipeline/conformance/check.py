@@ -11,11 +11,19 @@ the first value that differs, so it names the stage where the port went
 wrong, not a later stage that only inherited the error: the attempt (``k``),
 the stage, the draw or the cell (``(x, y)``) or the integer, expected and
 got. No tolerance: every value is an integer or a string and must be equal.
+
+The shape is held exactly as docs/conformance.md promises it: a value of
+another JSON type than the kit's (``"3"`` for ``3``, ``0`` for ``null``,
+``true`` for ``1``) is a divergence, and so is a key the kit does not have
+(named once the object's own keys agree: a wrong value is the more telling
+news) or a result for a vector the kit does not hold. Key order inside an
+object is free, as in any JSON.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 
 from boardgen_pipeline.conformance.kit import Kit
 
@@ -41,7 +49,8 @@ class Divergence:
 
 
 def _show(value) -> str:
-    text = repr(value) if not isinstance(value, str) else f'"{value}"'
+    """A value as its JSON text (``null``, ``"3"``, ``3``), cut at 80 characters."""
+    text = f'"{value}"' if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -50,18 +59,38 @@ class _Found(Exception):
         self.path, self.expected, self.got, self.detail = path, expected, got, detail
 
 
+def json_type(value) -> str:
+    """The JSON type of a parsed value, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number with a fraction or an exponent"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
 def _walk(expected, got, path: list) -> None:
     if isinstance(expected, dict):
         if not isinstance(got, dict):
-            raise _Found(path, "an object", got)
+            raise _Found(path, "an object", got, f"got {json_type(got)}")
         for key, value in expected.items():
             if key not in got:
                 raise _Found([*path, key], value, None, "missing")
             _walk(value, got[key], [*path, key])
+        extra = [key for key in got if key not in expected]
+        if extra:
+            raise _Found([*path, extra[0]], None, got[extra[0]],
+                         f"extra key: the kit has no {extra[0]!r} here"
+                         + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""))
         return
     if isinstance(expected, list):
         if not isinstance(got, list):
-            raise _Found(path, "a list", got)
+            raise _Found(path, "a list", got, f"got {json_type(got)}")
         for i, value in enumerate(expected):
             if i >= len(got):
                 raise _Found([*path, i], value, None, f"missing: {len(got)} items where the kit has {len(expected)}")
@@ -71,7 +100,9 @@ def _walk(expected, got, path: list) -> None:
                          f"extra: {len(got)} items where the kit has {len(expected)}")
         return
     # integers and strings only: equal, and of the same kind (True is not 1, "3" is not 3)
-    if type(expected) is not type(got) or expected != got:
+    if type(expected) is not type(got):
+        raise _Found(path, expected, got, f"JSON type: expected {json_type(expected)}, got {json_type(got)}")
+    if expected != got:
         raise _Found(path, expected, got)
 
 
@@ -158,10 +189,11 @@ class Verdict:
     vectors: int
     divergences: list[Divergence]
     missing: list[str]
+    unknown: list[str] = field(default_factory=list)  # results for ids the kit does not hold
 
     @property
     def agrees(self) -> bool:
-        return not self.divergences and not self.missing
+        return not self.divergences and not self.missing and not self.unknown
 
     def report(self, limit: int = 50) -> str:
         lines = [d.line() for d in self.divergences[:limit]]
@@ -170,21 +202,26 @@ class Verdict:
         if self.missing:
             shown = ", ".join(self.missing[:10]) + (" ..." if len(self.missing) > 10 else "")
             lines.append(f"NO RESULT for {len(self.missing)} vector(s): {shown}")
+        if self.unknown:
+            shown = ", ".join(self.unknown[:10]) + (" ..." if len(self.unknown) > 10 else "")
+            lines.append(f"NO VECTOR for {len(self.unknown)} result(s): {shown}")
         agree = self.vectors - len(self.divergences) - len(self.missing)
         lines.append(f"{agree} of {self.vectors} vectors agree" + ("" if self.agrees else
-                     f"; {len(self.divergences)} diverge, {len(self.missing)} have no result"))
+                     f"; {len(self.divergences)} diverge, {len(self.missing)} have no result"
+                     + (f", {len(self.unknown)} results name no vector" if self.unknown else "")))
         return "\n".join(lines)
 
 
 def check(kit: Kit, results: dict) -> Verdict:
     """Every vector of ``kit`` against ``results`` (vector id -> outputs)."""
-    divergences, missing, count = [], [], 0
+    divergences, missing, count, ids = [], [], 0, set()
     for _, _, v in kit.vectors():
         count += 1
+        ids.add(v["id"])
         if v["id"] not in results:
             missing.append(v["id"])
             continue
         d = first_divergence(v, results[v["id"]])
         if d is not None:
             divergences.append(d)
-    return Verdict(count, divergences, missing)
+    return Verdict(count, divergences, missing, [i for i in results if i not in ids])

@@ -32,7 +32,9 @@ from boardgen_pipeline.conformance import kitjson, vectors
 FORMAT = "boardgen-conformance-kit"
 RESULTS_FORMAT = "boardgen-conformance-results"
 # 1: streams, the attempt loop traced per attempt, the acceptance cases, overlays, skew, node-map draws
-KIT_VERSION = 1
+# 2: the clean-room port's findings: pinned rules (generate/pin/*), more AC-2/AC-7/AC-10 cases, overlay
+#    inputs carry the spawn side, a fixture node-map pool and skew weights; results held to the exact shape
+KIT_VERSION = 2
 MANIFEST = "kit.json"
 FILES = ("streams.json", "generate.json", "acceptance.json", "variants.json", "nodemaps.json")
 
@@ -51,7 +53,7 @@ def build(catalog: Catalog, registry: dict | None = None) -> dict[str, str]:
     texts = {
         "streams.json": _file("streams.json", vectors.stream_vectors()),
         "generate.json": _file("generate.json", generate),
-        "acceptance.json": _file("acceptance.json", vectors.acceptance_groups(catalog, registry)),
+        "acceptance.json": _file("acceptance.json", vectors.acceptance_groups(catalog, registry, traces)),
         "variants.json": _file("variants.json", vectors.variant_groups(catalog, traces)),
         "nodemaps.json": _file("nodemaps.json", vectors.nodemap_groups(catalog)),
     }

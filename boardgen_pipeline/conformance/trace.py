@@ -98,6 +98,7 @@ class AttemptTrace:
     known: int | None
     verdict: str
     draws_after: int
+    fog_step: fog_ref.FogResult | None = None  # how the fog step went (the kit's flags read it)
 
     def attempt(self, row: BoardGenRow) -> Attempt:
         fog = bool(row.fog_region_count)
@@ -137,6 +138,7 @@ def trace_attempt(stream: TracingStream, row: BoardGenRow, spawn_side: int, plan
     unreachable = solver.unreachable_safe(mines, W, H)
     fog_cells: tuple[int, ...] = ()
     regions = 0
+    placed_fog = None
     mark = len(stream.bounded)
     if row.fog_region_count:
         # seed 001: the fog step is part of every attempt, legal or not, right after the mines
@@ -155,7 +157,7 @@ def trace_attempt(stream: TracingStream, row: BoardGenRow, spawn_side: int, plan
         ok = _meets(revealed, safe, plan.target) and _meets(core, safe - len(fog_cells), plan.target)
         verdict = "passed" if ok else "below_target"
     return AttemptTrace(k, state, draws_before, placement_draws, placed, removed, mines, safe, len(r0), unreachable,
-                        fog_draws, fog_cells, regions, gate, revealed, core, known, verdict, stream.draws)
+                        fog_draws, fog_cells, regions, gate, revealed, core, known, verdict, stream.draws, placed_fog)
 
 
 @dataclass
