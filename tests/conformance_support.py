@@ -3,9 +3,12 @@ vector's inputs, the kit's own expected outputs as a result file."""
 
 from __future__ import annotations
 
+import io
 import json
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+from boardgen_pipeline import cli
 from boardgen_pipeline.conformance import kit
 from boardgen_pipeline.tables.board_gen import BoardGenRow
 
@@ -38,3 +41,11 @@ def write_results(path: Path, results: dict, k: kit.Kit) -> Path:
 def expected(k: kit.Kit) -> dict:
     """Every vector's expected outputs (a deep copy: tests edit them)."""
     return json.loads(json.dumps(kit.expected_results(k)["results"]))
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """``boardgen ARGV`` in this process: its exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()

@@ -7,24 +7,14 @@ committed kit's bytes."""
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from boardgen_pipeline import cli
 from boardgen_pipeline.conformance import kit
 
-from .conformance_support import KIT, REPO, committed, expected, write_results
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
+from .conformance_support import KIT, REPO, committed, expected, run, write_results
 
 
 @pytest.fixture(scope="module")

@@ -6,24 +6,14 @@ search finds now; the kit is not exported on such a seed."""
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from boardgen_pipeline import cli
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.conformance import kit, seeds
 
-from .conformance_support import REPO
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
+from .conformance_support import REPO, run
 
 
 @pytest.fixture(scope="module")

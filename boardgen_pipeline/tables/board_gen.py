@@ -30,7 +30,7 @@ from boardgen_pipeline import paths
 from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.scopes import MAX_DEPTH, why_max_depth
-from boardgen_pipeline.tables.shape import array_of_tables, int_key_violation, is_int, table_violation
+from boardgen_pipeline.tables.shape import array_of_tables, document_header, int_key_violation, is_int
 from boardgen_pipeline.tables.tomlio import load_toml
 
 BOARD_TYPES = ("dungeon", "underdark", "deep_underdark")
@@ -349,15 +349,7 @@ def load_board_gen(path: Path | str) -> BoardGenTable:
     path = str(path)
     data = load_toml(path)
     violations: list[Violation] = []
-    for name in sorted(set(data) - {"header", "rows"}):
-        violations.append(Violation(path, "-", name, data[name], "unknown_field",
-                                    "top level holds [header] and [[rows]] only"))
-    raw_header = data.get("header", {})
-    bad_header = table_violation(path, "header", "header", raw_header, "header")
-    if bad_header is not None:
-        violations.append(bad_header)
-        raw_header = {}
-    header = _header(path, raw_header, violations)
+    header = _header(path, document_header(path, data, "rows", violations), violations)
     raw_rows = data.get("rows", [])
     entries = array_of_tables(path, "rows", raw_rows, violations)
     if isinstance(raw_rows, list) and not raw_rows:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.tables.board_gen import BoardGenTable
-from boardgen_pipeline.tables.shape import array_of_tables, is_int, kind, table_violation
+from boardgen_pipeline.tables.shape import array_of_tables, document_header, is_int, kind
 from boardgen_pipeline.tables.tomlio import load_toml
 
 TARGETS_TABLE = "curve_targets.toml"
@@ -274,14 +274,7 @@ def load_curve_targets(path: Path | str, table: BoardGenTable) -> CurveTargets:
     path = str(path)
     data = load_toml(path)
     violations: list[Violation] = []
-    for name in sorted(set(data) - {"header", "targets"}):
-        violations.append(Violation(path, "-", name, data[name], "unknown_field",
-                                    "top level holds [header] and [[targets]] only"))
-    header = data.get("header", {})
-    bad_header = table_violation(path, "header", "header", header, "header")
-    if bad_header is not None:
-        violations.append(bad_header)
-        header = {}
+    header = document_header(path, data, "targets", violations)
     for name in sorted(set(header) - set(HEADER_FIELDS)):
         violations.append(Violation(path, "header", name, header[name], "unknown_field",
                                     f"unknown header field; known: {', '.join(HEADER_FIELDS)}"))

@@ -52,6 +52,20 @@ def table_violation(file: str, row: str, field: str, value, what: str) -> Violat
     return Violation(file, row, field, value, SHAPE, f"[{what}] must be a table, got {kind(value)}{hint}")
 
 
+def document_header(file: str, data: dict, entries: str, violations: list[Violation]) -> dict:
+    """The ``[header]`` table of a table document whose entries are ``[[entries]]``: every other
+    top-level name, and a header that is no table, reported (the header then reads as empty)."""
+    for name in sorted(set(data) - {"header", entries}):
+        violations.append(Violation(file, "-", name, data[name], "unknown_field",
+                                    f"top level holds [header] and [[{entries}]] only"))
+    header = data.get("header", {})
+    bad = table_violation(file, "header", "header", header, "header")
+    if bad is not None:
+        violations.append(bad)
+        return {}
+    return header
+
+
 def array_of_tables(file: str, field: str, value, violations: list[Violation]) -> list[tuple[int, dict]]:
     """The ``(1-based index, table)`` entries of an ``[[field]]`` array; a
     value that is no array, and every entry that is no table, is reported."""
