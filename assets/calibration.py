@@ -22,11 +22,13 @@ import dagster as dg
 from boardgen_pipeline import settings as boardgen_settings
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration import fingerprints
+from boardgen_pipeline.check_names import CHECK_E
 from boardgen_pipeline.errors import ClusterError
 from boardgen_pipeline.steps import chain, currency, determinism, night, publish_rows, row_checks, stratify, table_check
 from boardgen_pipeline.warehouse import publish, views
+from boardgen_pipeline.words import count, rounded
 
-from .checks import check_result
+from .checks import check_evaluation
 from .home import event_log_held_open
 from .names import (
     BOARDS,
@@ -83,23 +85,62 @@ CHECK_SPECS = [
 ]
 
 
-def boards_materialization(result: chain.RowResult) -> dg.AssetMaterialization:
-    """A published row's boards: its F4 verdict first (one line, then each
-    assertion), the key figures as floats (plotted by partition), every
-    figure, its file's digest as data version."""
-    figures = dict(result.figures[BOARDS])
+def row_failures(result: chain.RowResult) -> dict[str, str]:
+    """Why a row is red, ``{what: words}``: each failing F4 assertion of error
+    severity (``{"A": "14 of 256 boards below target 0.99"}``), or its boards
+    changed without a change of the row (``drift``); empty for a row that
+    passes (warnings allowed)."""
+    if result.reproduction is not None and result.reproduction.kind == determinism.DRIFT:
+        return {"drift": f"{result.reproduction.differing} boards changed without a change of the row (first: "
+                         f"scope {result.reproduction.scope}); the stored files are kept"}
+    return {o.assertion: o.description for o in row_checks.failing(result.outcomes.get(BOARDS, ()))}
+
+
+def boards_metadata(result: chain.RowResult, edited: str = "") -> dict:
+    """A row's boards as its partition page shows them: its F4 verdict first
+    (one line, then each assertion), what the edit changed, the key figures
+    as floats (plotted by partition), every figure (rounded for reading), where
+    its boards are."""
+    figures = dict(result.figures.get(BOARDS) or {})
     outcomes = result.outcomes.get(BOARDS, ())
-    metadata = {"F4": dg.MetadataValue.text(row_checks.verdict_line(outcomes))}
+    failures = row_failures(result)
+    line = ("FAIL: " + "; ".join(f"{k}: {v}" for k, v in failures.items())) if failures else \
+        row_checks.verdict_line(outcomes)
+    metadata = {"F4": dg.MetadataValue.text(line)}
     metadata.update({f"{o.assertion} ({o.name})": dg.MetadataValue.text(
         "pass" if o.passed else ("FAIL" if o.severity == "error" else "warning")) for o in outcomes})
-    metadata.update({k: dg.MetadataValue.float(float(figures[k])) for k in PLOTTED if figures.get(k) is not None})
-    metadata["figures"] = dg.MetadataValue.json(figures)
-    metadata["path"] = dg.MetadataValue.path(result.written[BOARDS])
+    if edited:
+        metadata["edited"] = dg.MetadataValue.text(edited)
+    metadata.update({k: dg.MetadataValue.float(rounded(float(figures[k])))
+                     for k in PLOTTED if figures.get(k) is not None})
+    metadata["figures"] = dg.MetadataValue.json(rounded(figures))
+    if result.written.get(BOARDS):
+        metadata["path"] = dg.MetadataValue.path(result.written[BOARDS])
     # the row's page: what a perfect player risks on it (check F's pictures, kept on every row)
     metadata.update({k: dg.MetadataValue.md(v) for o in outcomes
                      if o.name in row_checks.ALWAYS_PICTURED for k, v in o.pictures.items()})
-    return dg.AssetMaterialization(BOARDS, partition=result.partition_key, metadata=metadata, tags={
-        "dagster/data_version": result.digests[BOARDS][:16], "dagster/code_version": CODE_VERSIONS[BOARDS]})
+    return metadata
+
+
+def boards_materialization(result: chain.RowResult, edited: str = "") -> dg.AssetMaterialization:
+    """A published row that passes: its boards (``boards_metadata``), its
+    file's digest as data version."""
+    return dg.AssetMaterialization(BOARDS, partition=result.partition_key, metadata=boards_metadata(result, edited),
+                                   tags={"dagster/data_version": result.digests[BOARDS][:16],
+                                         "dagster/code_version": CODE_VERSIONS[BOARDS]})
+
+
+def boards_observation(result: chain.RowResult, edited: str = "") -> dg.AssetObservation:
+    """A row that fails, published or withheld: its verdict and figures on
+    its partition, as an observation; no materialization, so once the run
+    fails the partition reads as failed (docs/decisions/partition-verdicts.md)."""
+    metadata = boards_metadata(result, edited)
+    published = result.published and BOARDS in result.digests
+    metadata["published"] = dg.MetadataValue.text(
+        "yes: the boards are in the warehouse, failing" if published else
+        "no: the batch is withheld (A'), in _rejected/" if not result.published else
+        "no: the stored boards are kept")
+    return dg.AssetObservation(BOARDS, partition=result.partition_key, metadata=metadata)
 
 
 def _rows_of(context: dg.AssetExecutionContext, table) -> tuple[list, list]:
@@ -115,14 +156,18 @@ def _rows_of(context: dg.AssetExecutionContext, table) -> tuple[list, list]:
     return keys, missing
 
 
-def run_rows(context, found, workers: RowWorkers, catalog, keys, stages):
+def run_rows(context, found, workers: RowWorkers, catalog, keys, stages, edited: dict | None = None):
     """Every row of ``keys`` through its chain, each recorded as it is
-    published; ``(made, failed)`` rows. A row whose boards changed without a
-    change of the row (``steps.determinism``) publishes nothing: it is
-    logged, and the table-wide check names it."""
+    published; ``(made, failed)``: the rows made, and the rows that raised.
+    A row that fails (``row_failures``: an F4 assertion of error severity, or
+    boards that changed without a change of the row) records its verdict as
+    an observation, not a materialization; the step fails once every row and
+    check is recorded (``calibrate``). ``edited``: what the edit changed in
+    each row (``edit_report.edited_rows``)."""
     made, failed = [], []
+    edited = edited or {}
     with workers.pool(len(keys)) as pool:
-        context.log.info(f"{len(keys)} rows on {pool.describe()}")
+        context.log.info(f"{count(len(keys), 'row')} on {pool.describe()}")
         for task, result, error in publish_rows.run_rows(found.warehouse, catalog, keys, found.samples,
                                                          found.master_seed, pool, stages):
             while pool.notes:
@@ -132,16 +177,15 @@ def run_rows(context, found, workers: RowWorkers, catalog, keys, stages):
                 context.log.error(failed[-1])
                 continue
             made.append(result)
-            if result.reproduction is not None and result.reproduction.kind == determinism.DRIFT:
-                context.log.error(f"row {result.partition_key}: {result.reproduction.differing} boards changed "
-                                  f"without a change of the row (first: scope {result.reproduction.scope}); the "
-                                  "stored files are kept")
-            elif BOARDS in stages:
-                if result.published:
-                    yield boards_materialization(result)
-                else:
-                    context.log.error(f"row {result.partition_key}: {result.figures[BOARDS]['illegal']} illegal "
-                                      f"boards; batch withheld (A') to {result.written.get(BOARDS)}")
+            if BOARDS not in stages:
+                continue
+            failures = row_failures(result)
+            if failures:
+                context.log.error(f"row {result.partition_key} fails: "
+                                  + "; ".join(f"{k}: {v}" for k, v in failures.items()))
+                yield boards_observation(result, edited.get(result.partition_key, ""))
+            else:
+                yield boards_materialization(result, edited.get(result.partition_key, ""))
     return made, failed
 
 
@@ -161,9 +205,10 @@ def unfinished_rows(context) -> list[str]:
         last = tags.get(RANGE_END) or first
         if first:
             ranges.append((first, last))
-        of = dg.DagsterEventType.ASSET_MATERIALIZATION
-        made.update(r.event_log_entry.dagster_event.partition
-                    for r in instance.get_records_for_run(record.dagster_run.run_id, of_type=of).records)
+        # a row the run judged is recorded, whether it passed (materialization) or failed (observation)
+        for of in (dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION):
+            made.update(r.event_log_entry.dagster_event.partition
+                        for r in instance.get_records_for_run(record.dagster_run.run_id, of_type=of).records)
     return night.unfinished_rows(list(instance.get_dynamic_partitions(PARTITIONS)), ranges, made) if ranges else []
 
 
@@ -187,6 +232,67 @@ def _table_assets(made: list, stages, selected: set, found):
             **base, "reported": len(reports), "green": sum(1 for f in reports if f.get("green"))})
 
 
+def rejudged_observations(root, catalog, samples: int, master_seed: int, made: list):
+    """The verdicts that read other rows (E), judged again on the table now,
+    on the partition of each row of an edited row's level that this run did
+    not make: its stored E was judged with its neighbours as they were
+    (``row_checks.cross_row_records``). Recorded each time, whether E changed
+    or not, so a revert puts the row's page back too."""
+    from boardgen_pipeline.calibration.fingerprints import fingerprints_now, partition_key, row_key
+
+    table = catalog.board_gen
+    if not table.header.monotone_in_depth or not made:
+        return
+    levels = {r.key[0] for r in made}
+    done = {r.key for r in made}
+    keys = [k for k in table.keys() if k[0] in levels and k not in done]
+    now = fingerprints_now(table, samples, master_seed)
+    stored = publish.read_row_records(root, row_checks.DATASET, keys)
+    cross = row_checks.cross_row_records(table, now)
+    changed = ", ".join(f"({r.key[0]},{r.key[1]})" for r in made)
+    for key in keys:
+        pk = partition_key(key)
+        found = [row_checks.outcome_of(r) for r in stored.get(key, [])
+                 if r["asset"] == BOARDS and r["fingerprint"] == now[pk] and r["check"] not in row_checks.CROSS_ROW]
+        if not found:
+            continue  # not calibrated as it is now: its own run will say
+        rejudged = [row_checks.outcome_of(r) for r in cross[pk].values()]
+        metadata = {"F4": dg.MetadataValue.text(row_checks.verdict_line([*found, *rejudged]))}
+        for o in rejudged:
+            metadata[f"{o.assertion} ({o.name})"] = dg.MetadataValue.text(
+                "pass" if o.passed else f"warning: {o.description}")
+        metadata["re-judged"] = dg.MetadataValue.text(
+            f"row {changed} changed: E compares the rows of level {key[0]}, so row ({key[0]},{key[1]}) is judged again "
+            "on the table now (its boards did not change)")
+        yield dg.AssetObservation(BOARDS, partition=pk, metadata=metadata)
+
+
+def failure(made: list, raised: list[str], edited: dict, reports: dict) -> dg.Failure | None:
+    """The step's failure once everything is recorded: the rows that fail
+    (their partitions then read as failed) and the rows that raised; None
+    when there are neither. ``metadata["verdict_only"]``: nothing raised, the
+    run failed on its rows' verdicts (``boardgen nightly`` counts it as
+    failed checks, exit 3, not as a failed run)."""
+    failing = {r.partition_key: row_failures(r) for r in made if row_failures(r)}
+    if not failing and not raised:
+        return None
+    parts = []
+    if failing:
+        named = "; ".join(f"{pk} ({', '.join(why)}" + (f"; edited: {edited[pk]}" if pk in edited else "") + ")"
+                          for pk, why in failing.items())
+        parts.append(f"F4 fails on {len(failing)} of {count(len(made) + len(raised), 'row')}: {named}. "
+                     + ("It reads" if len(failing) == 1 else "Each reads")
+                     + " as failed in the Partitions tab of boards, its verdict and figures on its partition page")
+    if raised:
+        parts.append(f"{count(len(raised), 'row')} raised: " + "; ".join(raised[:5]))
+    metadata = {"verdict_only": not raised, "failing_rows": {pk: why for pk, why in failing.items()}}
+    if edited:
+        metadata["edited"] = edited
+    metadata.update({f"edited {pk} against its previous version": dg.MetadataValue.md(md)
+                     for pk, md in reports.items()})
+    return dg.Failure(description=". ".join(parts), metadata=metadata, allow_retries=False)
+
+
 @dg.multi_asset(
     name="calibrate",
     specs=SPECS,
@@ -201,14 +307,19 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
     catalog = load_catalog_or_fail(found)
     selected = {k.to_user_string() for k in context.selected_asset_keys}
     stages = frozenset(s for s in chain.STAGES if s in selected)
-    made, failed = [], []
+    an_edit = context.run.tags.get(night.TRIGGER_TAG) == night.TABLE_EDIT
+    made, failed, edited = [], [], {}
     try:
         with event_log_held_open(context.instance, context.run.run_id):  # a row event costs one log write, not a checkpoint
             if BOARDS in selected:
                 keys, missing = _rows_of(context, catalog.board_gen)
                 for pk in missing:
                     context.log.warning(f"skipped: row {pk} is not in {catalog.board_gen.path}")
-                made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
+                if an_edit:  # what the edit changed in each row, against its last calibration
+                    from boardgen_pipeline.review import edit_report
+
+                    edited = edit_report.edited_rows(root, catalog, keys)
+                made, failed = yield from run_rows(context, found, workers, catalog, keys, stages, edited)
             elif stages:  # the overlays (or reports) of rows whose boards stay, made current
                 keys = currency.stale_rows(root, catalog, found.samples, found.master_seed,
                                            OVERLAYS if OVERLAYS in stages else REPORT)
@@ -217,6 +328,13 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     yield from _table_assets(made, stages, selected, found)
     checks = {k.name: k for k in context.selected_asset_check_keys}
+    reports = {}
+    if an_edit and made and BOARDS in stages:
+        # what the edit did to each row it changed, against the row's previous version
+        from boardgen_pipeline.review import edit_report
+
+        reports = edit_report.markdown_against_previous(root, catalog, [r.key for r in made], found.samples,
+                                                        found.master_seed)
     # the rows' F4 verdicts first, the stratified figures after them: neither reads the other, and the
     # verdicts are what a designer waits for after an edit (the strata took 0.6 s before them)
     if set(checks) - {stratify.CHECK_COMPLETE}:
@@ -224,29 +342,25 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
         verdicts = table_check.table_verdicts(root, catalog, found.samples, found.master_seed)
         for asset, o in verdicts.all():
             if o.name in checks:
-                yield check_result(o, asset)
+                yield check_evaluation(o, asset)
+        if CHECK_E in checks and BOARDS in stages:
+            yield from rejudged_observations(root, catalog, found.samples, found.master_seed, made)
         if determinism.CHECK in checks:
-            yield check_result(determinism.outcome(root, table, found.samples, found.master_seed), BOARDS,
-                               overview=True)
+            yield check_evaluation(determinism.outcome(root, table, found.samples, found.master_seed), BOARDS,
+                                   overview=True)
         if table_check.CHECK_EVERY_ROW in checks:
             every = table_check.every_row_outcome(root, table, found.samples, found.master_seed,
                                                   unfinished_rows(context))
-            if context.run.tags.get(night.TRIGGER_TAG) == night.TABLE_EDIT and made:
-                # what the edit did to each row it changed, against the row's previous version
-                from boardgen_pipeline.review import edit_report
-
-                edits = edit_report.markdown_against_previous(root, catalog, [r.key for r in made], found.samples,
-                                                              found.master_seed)
-                every.pictures.update({f"edited {pk} against its previous version": md for pk, md in edits.items()})
-            yield check_result(every, REPORT, overview=True)
+            every.pictures.update({f"edited {pk} against its previous version": md for pk, md in reports.items()})
+            yield check_evaluation(every, REPORT, overview=True)
     if STRATA in selected:
         result = stratify.run_strata(root, catalog, found.samples, found.master_seed, found.adventures)
         yield dg.MaterializeResult(asset_key=STRATA, data_version=dg.DataVersion(publish.file_digest(result.path)),
-                                   metadata={**result.summary(), "path": dg.MetadataValue.path(result.path)})
+                                   metadata={**rounded(result.summary()), "path": dg.MetadataValue.path(result.path)})
         for o in result.outcomes:
             if o.name in checks:
-                yield check_result(o, STRATA)
+                yield check_evaluation(o, STRATA)
     views.refresh_views_atomic(root)  # once, when the step made a dataset's first file
-    if failed:
-        raise dg.Failure(description=f"{len(failed)} of {len(made) + len(failed)} rows failed: " + "; ".join(failed[:5]),
-                         allow_retries=False)
+    stop = failure(made, failed, edited, reports)
+    if stop is not None:
+        raise stop

@@ -208,15 +208,20 @@ def outcome(instance, night_id: str):
         run = record.dagster_run
         label = (f"rows {run.tags[RANGE_START]}..{run.tags[RANGE_END]}" if RANGE_START in run.tags
                  else run.tags.get(night.STAGE_TAG, run.job_name))
-        failures = []
+        failures, verdicts = [], []
         if not run.is_success:
             of = dg.DagsterEventType.STEP_FAILURE
             for rec in instance.get_records_for_run(run.run_id, of_type=of).records:
                 data = rec.event_log_entry.dagster_event.step_failure_data
-                failures.append((data.user_failure_data.description if data.user_failure_data else None)
-                                or _cause(data.error))
+                user = data.user_failure_data
+                failures.append((user.description if user else None) or _cause(data.error))
+                verdict = (user.metadata or {}).get("verdict_only") if user else None
+                verdicts.append(bool(getattr(verdict, "value", verdict)))
             failures = failures or [f"the run ended {run.status.value}"]
-        outcomes.append(summary.RunOutcome(label, run.run_id, run.is_success, "; ".join(failures)))
+        # a run that failed only on its rows' verdicts: the checks say so (exit 3), not a failed run (exit 4)
+        outcomes.append(summary.RunOutcome(label, run.run_id, run.is_success, "; ".join(failures),
+                                           verdict_only=bool(verdicts) and all(verdicts)
+                                           and run.status == dg.DagsterRunStatus.FAILURE))
         if run.tags.get(night.STAGE_TAG) == night.RETENTION:
             of = dg.DagsterEventType.STEP_OUTPUT
             for rec in instance.get_records_for_run(run.run_id, of_type=of).records:
