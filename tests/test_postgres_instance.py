@@ -52,7 +52,7 @@ def test_the_nightly_on_postgresql_writes_the_bytes_of_the_sqlite_nightly(postgr
     assert rc == 0, out + err
     assert parquet_files(root) == small_nightly["files"]
     with instance_at(postgres_home) as instance:
-        stages = sorted({r.dagster_run.tags[night.STAGE_TAG] for r in instance.get_run_records()})
+        stages = sorted({night.stage_of(r.dagster_run.tags[night.KEY_TAG]) for r in instance.get_run_records()})
         assert stages == [night.PREPARE, night.RETENTION, night.ROWS, night.TABLE]
         status = instance.get_status_by_partition(dg.AssetKey("boards"), ["1-0", "1-1", "2-0"],
                                                   dg.DynamicPartitionsDefinition(name="board_gen_rows"))
@@ -95,7 +95,7 @@ def test_two_nightlies_at_once_on_one_instance_both_succeed(postgres_home, small
         assert all(r.dagster_run.is_success for r in records)
         nights = {}
         for r in records:
-            nights.setdefault(r.dagster_run.tags[night.NIGHT_TAG], set()).add(r.dagster_run.tags[night.STAGE_TAG])
+            nights.setdefault(r.dagster_run.tags[night.NIGHT_TAG], set()).add(night.stage_of(r.dagster_run.tags[night.KEY_TAG]))
         assert list(nights.values()) == [{night.PREPARE, night.ROWS, night.TABLE, night.RETENTION}] * 2
 
 
@@ -121,7 +121,7 @@ def test_a_run_killed_mid_way_reads_as_failed_and_the_rerun_repairs_it(postgres_
         while proc.poll() is None and killed is None:
             rows = [r for r in instance.get_run_records(dg.RunsFilter(job_name="calibration_rows"))
                     if r.dagster_run.status == dg.DagsterRunStatus.STARTED]
-            lane = _lane_of(parent, rows[0].dagster_run.tags.get(night.PID_TAG, "")) if rows else None
+            lane = _lane_of(parent, str((night.executor_of(rows[0].dagster_run.tags) or ("", ""))[1])) if rows else None
             if lane is not None:
                 lane.send_signal(signal.SIGKILL)
                 killed = rows[0].dagster_run.run_id
