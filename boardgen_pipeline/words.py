@@ -5,9 +5,10 @@ metadata carries the numbers"; docs/decisions/partition-verdicts.md
 - :func:`count`: ``1 attempt``, ``2 attempts``, never ``1 attempts`` nor
   ``attempt(s)``;
 - :func:`rounded`: a figure shown in the UI's metadata rounded to
-  :data:`DECIMALS` decimals (0.9013, not 0.9013342178976854), through lists
-  and dicts; integers, booleans, text and None unchanged. The warehouse keeps
-  every figure whole; only what is shown is rounded.
+  :data:`DECIMALS` decimals (0.9013, not 0.9013342178976854), or below 1 to
+  as many significant digits (a p-value of 0.00001234 stays 1.234e-05, not
+  0), through lists and dicts; integers, booleans, text and None unchanged.
+  The warehouse keeps every figure whole; only what is shown is rounded.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ def rounded(value, decimals: int = DECIMALS):
     infinities kept), through lists, tuples and dicts."""
     if isinstance(value, bool) or value is None:
         return value
-    if isinstance(value, float):
-        return value if not math.isfinite(value) else round(value, decimals)
+    if isinstance(value, float):  # numpy's float64 too: a plain float comes out
+        value = float(value)
+        if not math.isfinite(value):
+            return value
+        return float(f"{value:.{decimals}g}") if abs(value) < 1 else round(value, decimals)
     if isinstance(value, dict):
         return {k: rounded(v, decimals) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
