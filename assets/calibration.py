@@ -238,7 +238,7 @@ def rejudged_observations(root, catalog, samples: int, master_seed: int, made: l
     not make: its stored E was judged with its neighbours as they were
     (``row_checks.cross_row_records``). Recorded each time, whether E changed
     or not, so a revert puts the row's page back too."""
-    from boardgen_pipeline.calibration.fingerprints import fingerprints_now, partition_key, row_key
+    from boardgen_pipeline.calibration.fingerprints import fingerprints_now, partition_key
 
     table = catalog.board_gen
     if not table.header.monotone_in_depth or not made:
@@ -284,7 +284,7 @@ def failure(made: list, raised: list[str], edited: dict, reports: dict) -> dg.Fa
                      + ("It reads" if len(failing) == 1 else "Each reads")
                      + " as failed in the Partitions tab of boards, its verdict and figures on its partition page")
     if raised:
-        parts.append(f"{count(len(raised), 'row')} raised: " + "; ".join(raised[:5]))
+        parts.append(f"{len(raised)} of {count(len(made) + len(raised), 'row')} failed: " + "; ".join(raised[:5]))
     metadata = {"verdict_only": not raised, "failing_rows": {pk: why for pk, why in failing.items()}}
     if edited:
         metadata["edited"] = edited

@@ -138,6 +138,14 @@ def boards_partitions(result) -> set[str]:
     return {e.partition for e in result.get_asset_materialization_events() if e.asset_key == dg.AssetKey("boards")}
 
 
+def boards_observations(result) -> dict:
+    """``{partition: metadata}`` of the ``boards`` observations of one run: the
+    verdicts of the rows that fail (recorded instead of a materialization)."""
+    return {e.asset_observation_data.asset_observation.partition: e.asset_observation_data.asset_observation.metadata
+            for e in result.all_events if e.event_type_value == "ASSET_OBSERVATION"
+            and e.asset_observation_data.asset_observation.asset_key == dg.AssetKey("boards")}
+
+
 def step_failures(result) -> dict:
     return {e.step_key: e.step_failure_data for e in result.all_events if e.event_type_value == "STEP_FAILURE"}
 
