@@ -11,10 +11,19 @@ materialization per published row as it arrives: the run records its own
 rows, so runs side by side record side by side. The other assets are the
 table's (their files are per row, their state is the table's): each is
 materialized once per run, with what the run made. The checks are
-table-wide (``steps.table_check``): every row's stored verdicts, one scan.
-A row whose batch A' withholds gets no ``boards`` materialization (it reads
-as missing, beside a failing A'); a row that raises fails the run after the
-others are recorded (its partition reads as failed).
+table-wide (``steps.table_check``): every row's stored verdicts, one scan,
+recorded as evaluated now (``checks``).
+
+**A failing row is red** (docs/decisions/partition-verdicts.md): a row whose
+batch fails an F4 assertion of error severity, published (A) or withheld
+(A'), or whose boards changed without a change of the row, gets no ``boards``
+materialization but an observation carrying its verdict and figures; once
+every row, check and figure is recorded, the step fails, naming the rows
+(``failure``). Dagster then reads the row's partition as failed (its planned
+materialization never came, in a failed run): red in the Partitions tab,
+counted by its "Failed" filter, a red banner on the partition's page, whose
+metadata leads with the observed verdict; the asset red in the graph; the
+run red. A row that raises fails the run the same way.
 """
 
 import dagster as dg
@@ -64,8 +73,10 @@ SPECS = [
     dg.AssetSpec(BOARDS, deps=[SEED_BATCHES], group_name=GROUP, partitions_def=board_rows, skippable=True,
                  code_version=CODE_VERSIONS[BOARDS],
                  description="A row's N boards (metrics + layout), Parquet under <warehouse>/boards/, published once "
-                             "assertion A' holds (else <warehouse>/_rejected/boards/ and no materialization). Its "
-                             "figures and F4 verdicts ride on the materialization."),
+                             "assertion A' holds (else <warehouse>/_rejected/boards/). A row that passes F4 is "
+                             "materialized, its figures and verdicts on the materialization; a row that fails an "
+                             "error-severity assertion, published or not, is observed with them instead and its run "
+                             "fails once every row is recorded: its partition reads as failed."),
     dg.AssetSpec(OVERLAYS, deps=[BOARDS], group_name=GROUP, skippable=True, code_version=CODE_VERSIONS[OVERLAYS],
                  description="The variant overlay of every published board (type, scope, cells, packs, shortfall, "
                              "whole-board variant), one Parquet file a row under <warehouse>/variant_overlays/."),

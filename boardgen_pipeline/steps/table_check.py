@@ -24,7 +24,7 @@ F4_DESCRIPTIONS = {
     "a_no_board_below_target": "A: no board of any row below its inferability target (SPEC 7).",
     "a_double_prime_target_floor": "A'': every row's inferability_target >= 0.85 (SPEC 7).",
     "a_prime_no_illegal_board": "A': no illegal board (exit least_bad) in any row. An illegal batch is withheld "
-                                "(not published, no boards materialization) and nothing downstream is made from it.",
+                                "(not published: the row reads as failed) and nothing downstream is made from it.",
     "b_fog_regions_placed": "B: on every fog row, all fog regions placed on >= 95% of boards (SPEC 7); rows "
                             "without fog pass as not applicable.",
     "b_prime_no_fog_on_fogless_row": "B': no board carries fog on a row without fog (SPEC 7); fog rows pass as "
