@@ -7,11 +7,10 @@ what they should be."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 
 import dagster as dg
 
-from boardgen_dagster.automation import NIGHTLY_CRON, nightly_calibration, table_edit_sensor
+from boardgen_dagster.automation import NIGHTLY_CRON, nightly_calibration
 from boardgen_dagster.names import PREPARE_JOB, ROW_ASSETS, STRATA, TABLES
 from boardgen_pipeline.calibration import assertions, fingerprints
 from boardgen_pipeline.steps import currency, determinism, draw_node_maps, night, stratify
@@ -24,12 +23,14 @@ from .test_pipeline_support import (
     checks_of,
     copy_fixture,
     defs_for,
+    edit_row,
     files_state,
     materialize_graph,
     parquet_records,
     request_rows,
     run_request,
     settings_for,
+    tick,
 )
 
 ROW_SELECTION = [dg.AssetKey(a) for a in (*TABLES, *ROW_ASSETS, STRATA)]
@@ -43,40 +44,11 @@ def checks_asked(request) -> set[str]:
     return {f"{k.asset_key.to_user_string()}:{k.name}" for k in request.asset_check_keys}
 
 
-def tick(instance, defs, settings, cursor=None):
-    """One sensor evaluation, with its partition requests applied as the daemon would."""
-    with dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs,
-                                 resources={"settings": settings}) as context:
-        result = table_edit_sensor(context)
-    if isinstance(result, dg.SkipReason):
-        return result, [], cursor
-    for req in result.dynamic_partitions_requests or []:
-        if isinstance(req, dg.AddDynamicPartitionsRequest):
-            instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
-        else:
-            for key in req.partition_keys:
-                instance.delete_dynamic_partition(req.partitions_def_name, key)
-    return result, list(result.run_requests or []), result.cursor
-
-
 def execute(defs, instance, requests):
     """Run what the sensor asked for, with the selection and the partitions it asked for; the results."""
     results = [run_request(defs, instance, req) for req in requests]
     assert all(r.success for r in results)
     return results
-
-
-def edit_row(tables, key, field, value):
-    """Change one field of one row in the copied board_gen.toml."""
-    path = tables / "board_gen.toml"
-    blocks = path.read_text().split("[[rows]]")
-    for i, block in enumerate(blocks):
-        if f"level_index = {key[0]}\n" in block and re.search(rf"node_depth = {key[1]}\b", block):
-            blocks[i] = re.sub(rf"(?m)^{field} = .*$", f"{field} = {value}", block)
-            break
-    else:
-        raise AssertionError(f"row {key} not found")
-    path.write_text("[[rows]]".join(blocks))
 
 
 def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):

@@ -189,8 +189,7 @@ def test_a_missing_report_leaves_its_templates_without_figures_and_the_sensor_as
     row_selection = [dg.AssetKey(a) for a in (*TABLES, *ROW_ASSETS, STRATA)]
     pools_selection = [dg.AssetKey(a) for a in (*TABLES, DRAWS, STRATA)]
 
-    from .test_pipeline_automation import edit_row
-    from .test_pipeline_support import run_request
+    from .test_pipeline_support import edit_row, run_request
 
     root, instance, defs, settings = pools["root"], pools["instance"], pools["defs"], pools["settings"]
 

@@ -62,8 +62,7 @@ def test_the_nightly_on_postgresql_writes_the_bytes_of_the_sqlite_nightly(postgr
 def test_a_table_edit_is_one_run_on_postgresql(postgres_home, small_nightly, tmp_path, instance_at):
     from boardgen_dagster.automation import table_edit_sensor
 
-    from .test_pipeline_automation import edit_row
-    from .test_pipeline_support import copy_fixture, defs_for, materialize_graph, run_request, settings_for
+    from .test_pipeline_support import copy_fixture, defs_for, edit_row, materialize_graph, run_request, settings_for
 
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     ensure_dagster_home(postgres_home)
