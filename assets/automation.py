@@ -7,7 +7,7 @@ Jobs, each a fixed selection (a run executes its job whole):
 
 - ``calibration_prepare``: the tables observed and validated, the node-map draws;
 - ``calibration_rows``: a range of row partitions, without their checks;
-- ``calibration_table``: the table-wide checks and the stratified figures;
+- ``calibration_table``: the table-wide checks and the stratified figures, then the Godot export on green;
 - ``calibration_retention``: old runs forgotten (``retention``);
 - ``calibration_job``: everything, for one run per edit and a click in the UI.
 
@@ -44,6 +44,7 @@ from .names import (  # noqa: I001
     CALIBRATION_JOB,
     CHECKED,
     DRAWS,
+    GODOT,
     OVERLAYS,
     PREPARE_JOB,
     REASON_TAG,
@@ -71,10 +72,11 @@ rows_job = dg.define_asset_job(
                 "published. The table-wide checks come after, in calibration_table.")
 table_job = dg.define_asset_job(
     TABLE_JOB,
-    selection=dg.AssetSelection.assets(STRATA) | dg.AssetSelection.checks_for_assets(*CHECKED),
+    selection=dg.AssetSelection.assets(STRATA, GODOT) | dg.AssetSelection.checks_for_assets(*CHECKED),
     executor_def=dg.in_process_executor,
     description="After the rows: every table-wide check (F4, determinism, the overlay checks, every row passes F4, "
-                "naming the rows that did not finish) and the stratified figures, from the warehouse.")
+                "naming the rows that did not finish) and the stratified figures, from the warehouse; then the Godot "
+                "export when every row is green.")
 calibration_job = dg.define_asset_job(
     CALIBRATION_JOB, selection=dg.AssetSelection.assets(*ALL_ASSETS), executor_def=dg.in_process_executor,
     description="The whole graph: with a row partition or range, the rows, then the table-wide checks and figures.")

@@ -20,14 +20,16 @@ from .automation import (
     table_job,
 )
 from .calibration import calibrate
+from .godot import godot_resources
 from .nodemaps import node_map_draws
 from .resources import BoardgenSettings, RowWorkers
 from .retention import retention_job
 from .tables import table_files, validated_rows
 
 # SPEC 9 order: tables -> validated rows -> node-map draws; per row partition: seed batches ->
-# boards -> variant overlays -> calibration report; then the stratified figures (one step, calibrate).
-ASSETS = [table_files, validated_rows, node_map_draws, calibrate]
+# boards -> variant overlays -> calibration report; then the stratified figures (one step, calibrate); the nightly's
+# Godot export last (the table job).
+ASSETS = [table_files, validated_rows, node_map_draws, calibrate, godot_resources]
 
 
 def build_definitions(settings: BoardgenSettings | None = None, workers: RowWorkers | None = None) -> dg.Definitions:

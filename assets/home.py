@@ -111,7 +111,7 @@ def _create(home: Path, yaml_path: Path) -> None:
     with contextlib.redirect_stdout(io.StringIO()), _quiet_retries(), \
             dg.DagsterInstance.from_config(str(home), config_filename=staging.name):
         pass
-    os.replace(staging, yaml_path)
+    files.rename(staging, yaml_path)
 
 
 def ensure_dagster_home(path: Path | str | None = None) -> Path:

@@ -9,6 +9,7 @@ from boardgen_pipeline.steps import night
 TABLE_FILES, VALIDATED_ROWS, DRAWS = "table_files", "validated_rows", "node_map_draws"
 SEED_BATCHES, BOARDS, OVERLAYS, REPORT, STRATA = ("seed_batches", "boards", "variant_overlays", "calibration_report",
                                                   "calibration_strata")
+GODOT = "godot_resources"  # the nightly's Godot export (assets/godot.py), after the table's checks
 TABLES = (TABLE_FILES, VALIDATED_ROWS)
 ROW_ASSETS = (SEED_BATCHES, BOARDS, OVERLAYS, REPORT)
 ALL_ASSETS = (*TABLES, DRAWS, *ROW_ASSETS, STRATA)

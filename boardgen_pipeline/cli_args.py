@@ -25,7 +25,8 @@ Why the bounds are what they are:
   ``--all``); ``--all`` and ``--dry-run`` only qualify ``--apply``;
 * ``history --row`` is one row key (a trajectory is one row's);
 * ``diff`` and ``watch`` (docs/review.md): ``--samples`` as ``calibrate``'s;
-  ``--margin FIGURE=VALUE`` names a figure of the diff and a number >= 0;
+  ``--margin FIGURE=VALUE`` names a figure of the diff (a name that is none
+  is an ``unknown_figure``, told the nearest names) and a number >= 0;
   ``--alpha`` in ``(0, 0.5]`` (a false discovery rate above one half flags
   noise); ``--resamples`` in ``[99, 99999]`` (fewer cannot reach a p-value of
   0.02; more costs minutes a row); an ``--output`` file's suffix names its
@@ -214,6 +215,10 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
     elif command == "nightly":
         # its --tables too, and the environment behind its defaults; --check-settings prints them itself
         c.violations = [] if values.get("check_settings") else check_nightly(values)
+    elif command == "export":
+        c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
+        c.seed("master_seed", "the master seed")
+        c.directory("warehouse", must_exist=False)
     elif command == "ui":
         c.int_range("port", 1, 65535, "a TCP port")
         c.directory("dagster_home", must_exist=False)
@@ -243,6 +248,18 @@ def parse_margins(items) -> dict[str, float]:
     return out
 
 
+def unknown_figure(name: str) -> str:
+    """What a ``--margin`` naming no figure is told: the nearest name
+    (``difflib``), not the whole list."""
+    import difflib
+
+    from boardgen_pipeline.review.figures import KNOWN
+
+    near = difflib.get_close_matches(name, list(KNOWN), n=1, cutoff=0.6)
+    hint = f"did you mean {near[0]}?" if near else "docs/review.md lists the figures"
+    return f"unknown figure {name!r}: {hint}"
+
+
 def check_review(values: Mapping[str, object], prog: str) -> list[Violation]:
     """``diff`` and ``watch``'s arguments (module docstring)."""
     import math
@@ -256,8 +273,11 @@ def check_review(values: Mapping[str, object], prog: str) -> list[Violation]:
     c.int_range("resamples", 99, 99_999, "bootstrap and permutation resamples")
     for item in values.get("margin") or ():
         name, eq, value = str(item).partition("=")
-        if not eq or name.strip() not in KNOWN:
-            c.bad("--margin", item, f"must be FIGURE=VALUE with FIGURE one of: {', '.join(KNOWN)}")
+        if not eq:
+            c.bad("--margin", item, "must be FIGURE=VALUE, e.g. mean_guesses=0.1 (the figures: docs/review.md)")
+            continue
+        if name.strip() not in KNOWN:
+            c.violations.append(Violation(prog, "-", "--margin", item, "unknown_figure", unknown_figure(name.strip())))
             continue
         try:
             number = float(value)

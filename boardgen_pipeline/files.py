@@ -1,6 +1,7 @@
 """One helper per file job, for every writer of the project (a crash
 never leaves a half-written file, faults cost nothing; one way to
-do each thing): replace a file atomically, hold a lock, digest a file.
+do each thing): replace a file atomically, rename durably, hold a lock,
+digest a file.
 
 - :func:`atomic_write` (bytes or text) and :func:`replacing` (a temporary
   path for a writer of its own, e.g. DuckDB): the new content goes to a
@@ -13,6 +14,10 @@ do each thing): replace a file atomically, hold a lock, digest a file.
   warehouse records the file's digest there (digest first, so a crash
   between the two renames reads as "damaged", never as a file vouched for
   by nothing), the table editor validates the edited table there.
+- :func:`rename`: the one rename of the project (``os.replace``, then the
+  folders fsynced), which :func:`atomic_write` ends with and every other
+  move into place calls (a staged ``dagster.yaml``, a pinned tables folder,
+  a damaged file into quarantine).
 - Temporary names (:func:`temp_name`, :func:`temp_owner`) carry the writer's
   host and pid, so a later run can tell a dead writer's leftovers on this
   host from a live one's, and leaves another host's alone
@@ -120,6 +125,22 @@ def _kept(path: Path, mode: int | None) -> tuple[int | None, tuple[int, int] | N
     return (st.st_mode & 0o7777 if mode is None else mode), (st.st_uid, st.st_gid)
 
 
+def rename(source: Path | str, target: Path | str) -> Path:
+    """Move ``source`` to ``target`` in one step and make it last: the one
+    rename of the project (a written file over its old self, a staged
+    ``dagster.yaml`` into place, a pinned tables folder, a damaged file into
+    quarantine). ``os.replace``: atomic on POSIX, a file replaces a file, a
+    folder takes a name no folder or an empty one holds (a non-empty one:
+    OSError, and nothing moved); then both ends' folders are fsynced, so a
+    rename that returned survives a power loss."""
+    source, target = Path(source), Path(target)
+    os.replace(source, target)
+    fsync_dir(target.parent)
+    if source.parent.resolve() != target.parent.resolve():
+        fsync_dir(source.parent)
+    return target
+
+
 def _commit(tmp: Path, path: Path, mode: int | None, owner: tuple[int, int] | None) -> None:
     if mode is not None:
         os.chmod(tmp, mode)
@@ -128,8 +149,7 @@ def _commit(tmp: Path, path: Path, mode: int | None, owner: tuple[int, int] | No
             os.chown(tmp, *owner)
         except OSError:
             pass  # only root may give a file away: the new file is the writer's then
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    rename(tmp, path)
 
 
 def atomic_write(path: Path | str, data: bytes | str, encoding: str = "utf-8", mode: int | None = None,

@@ -47,6 +47,7 @@ WAREHOUSE_MADE = frozenset({
     "boardgen.duckdb", "boardgen.duckdb.wal",  # datasets.DB_NAME, and DuckDB's log beside it
     ".boardgen.views.lock",  # views.VIEWS_LOCK
     "_rejected", "_damaged",  # publish.REJECTED, publish.DAMAGED
+    "godot",  # export.godot.NIGHT_FOLDER: the nightly's Godot export on green
     MANIFEST,
 })
 # What Dagster and boardgen write at the top of a Dagster home

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from boardgen_pipeline import files
+from boardgen_pipeline.export import godot as export_godot
 from boardgen_pipeline.steps import pinned_tables
 from boardgen_pipeline.warehouse import datasets, publish, views
 from boardgen_pipeline.warehouse.instance import DAGSTER_YAML
@@ -196,6 +197,7 @@ def test_the_scripts_names_are_the_librarys():
     assert script.REVIEW == datasets.REVIEW
     assert script.WAREHOUSE_MADE == {*datasets.ROW_DATASETS, *datasets.FLAT_DATASETS, datasets.DRIFT,
                                      pinned_tables.PINNED, datasets.DB_NAME, datasets.DB_NAME + ".wal",
-                                     views.VIEWS_LOCK, publish.REJECTED, publish.DAMAGED, datasets.MANIFEST}
+                                     views.VIEWS_LOCK, publish.REJECTED, publish.DAMAGED, datasets.MANIFEST,
+                                     export_godot.NIGHT_FOLDER}
     assert set(datasets.DATASETS) - script.WAREHOUSE_MADE == {datasets.HISTORY, datasets.REVIEW}
     assert script.TEMP_SUFFIX == files.TEMP_SUFFIX and files.temp_name(Path("x")).name.startswith(".")

@@ -77,6 +77,8 @@ CASES = {
     "bench --shave 3": (BENCH + ["--shave", "3"], ("--shave", "3")),
     "bench --boards 0": (with_option(BENCH, "--boards", "0"), ("--boards", "0")),
     "bench no mine": (with_option(BENCH, "--density", "0.001"), ("--density", "0.001")),
+    "export --samples 0": (["export", "--godot", "godot_out", "--samples", "0"], ("--samples", "0")),
+    "export --master-seed -1": (["export", "--godot", "godot_out", "--master-seed", "-1"], ("--master-seed", "-1")),
 }
 
 
@@ -112,6 +114,7 @@ GOOD = {
     "validate": ["validate", "--tables", str(REPO / "tables")],
     "bench": BENCH,
     "history": ["history", "--row", "1,0"],
+    "export": ["export", "--godot", "godot_out"],
 }
 
 

@@ -216,8 +216,8 @@ def test_json_and_text_carry_the_overlays_and_the_strata(bonus, pool_edit):
     _, _, result = bonus
     js = json.loads(render.json_text(result))
     assert js["schema"] == "boardgen.calibration_diff/1" and js["rows"]  # additive: the rows as before
-    row_figure_keys = {"base", "head", "delta", "ci", "p", "q", "margin", "flagged", "decided", "boards",
-                       "correlation"}
+    row_figure_keys = {"base", "head", "delta", "ci", "p", "q", "p_test", "p_interval", "untested", "margin",
+                       "flagged", "beyond_margin", "flag_reading", "decided", "boards", "correlation"}
     entry = next(o for o in js["overlays"] if o["key"] == "2-1")
     assert set(entry) == {"key", "level_index", "node_depth", "state", "causes", "flagged", "samples", "notes",
                           "figures"}

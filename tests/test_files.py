@@ -169,3 +169,38 @@ def test_sha256_file_is_the_digest_of_the_bytes(tmp_path):
     path = tmp_path / "a"
     path.write_bytes(b"x" * 3_000_000)
     assert files.sha256_file(path) == hashlib.sha256(b"x" * 3_000_000).hexdigest()
+
+
+def test_rename_moves_in_one_step_and_syncs_both_folders(tmp_path, synced):
+    """``files.rename``: a file over a file, a folder to a new name, both
+    ends' folders synced; a folder onto a folder that holds something is
+    refused and nothing moves (a night that pinned the same tables first)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    source, target = tmp_path / "a" / "x", tmp_path / "b" / "x"
+    source.write_text("new")
+    target.write_text("old")
+    assert files.rename(source, target) == target and target.read_text() == "new" and not source.exists()
+    assert synced == [tmp_path / "b", tmp_path / "a"]
+    staged, pinned = tmp_path / ".pin.tmp", tmp_path / "pin"
+    staged.mkdir()
+    (staged / "t.toml").write_text("1")
+    files.rename(staged, pinned)
+    assert (pinned / "t.toml").read_text() == "1" and not staged.exists()
+    staged.mkdir()
+    (staged / "t.toml").write_text("2")
+    with pytest.raises(OSError):
+        files.rename(staged, pinned)
+    assert (pinned / "t.toml").read_text() == "1" and (staged / "t.toml").read_text() == "2"
+
+
+def test_every_rename_is_files_rename():
+    """One helper a job: no module renames a file or folder but ``files``
+    (a move written again forgets the fsync of its folder)."""
+    import re
+
+    calls = re.compile(r"\bos\.(replace|rename)\(|\bshutil\.move\(")
+    found = [f"{path.relative_to(REPO)}:{n}" for folder in ("boardgen_pipeline", "assets")
+             for path in sorted((REPO / folder).rglob("*.py")) if path.name != "files.py"
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if calls.search(line)]
+    assert found == []

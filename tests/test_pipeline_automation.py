@@ -314,8 +314,8 @@ def test_a_scheduled_night_runs_prepare_then_its_rows_then_the_checks_then_reten
 
 
 SNAPSHOT = {
-    "assets": ["boards", "calibration_report", "calibration_strata", "node_map_draws", "seed_batches", "table_files",
-               "validated_rows", "variant_overlays"],
+    "assets": ["boards", "calibration_report", "calibration_strata", "godot_resources", "node_map_draws", "seed_batches",
+               "table_files", "validated_rows", "variant_overlays"],
     "partitioned": ["boards"],
     "deps": {
         "validated_rows": ["table_files"],
@@ -325,6 +325,7 @@ SNAPSHOT = {
         "calibration_report": ["boards", "variant_overlays"],
         "node_map_draws": ["validated_rows"],
         "calibration_strata": ["calibration_report", "node_map_draws"],
+        "godot_resources": ["calibration_strata"],
     },
     "checks": sorted([f"boards:{c}" for c in (*assertions.CHECKS, determinism.CHECK)]
                      + [f"variant_overlays:{c}" for c in overlay_row.CHECKS]
@@ -338,7 +339,7 @@ SNAPSHOT = {
                    "calibration_prepare": ["node_map_draws", "table_files", "validated_rows"],
                    "calibration_retention": [],
                    "calibration_rows": ["boards", "calibration_report", "seed_batches", "variant_overlays"],
-                   "calibration_table": ["calibration_strata"]},
+                   "calibration_table": ["calibration_strata", "godot_resources"]},
     "schedules": {"nightly_calibration": "0 2 * * *"},
     "sensors": ["night_follow_up_on_canceled", "night_follow_up_on_failure", "night_follow_up_on_success",
                 "table_edit_sensor"],

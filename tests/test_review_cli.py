@@ -66,7 +66,12 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     (["diff", "HEAD", "--tables", "{repo}/tables", "--margin", "win_rate=-0.1"], Exit.USAGE,
      "--margin = 'win_rate=-0.1'"),
     (["diff", "HEAD", "--tables", "{repo}/tables", "--margin", "winrate=0.1"], Exit.USAGE,
-     "--margin = 'winrate=0.1'"),
+     "boardgen diff: row -: field --margin = 'winrate=0.1': [unknown_figure] unknown figure 'winrate': did you mean "
+     "win_rate?"),
+    (["diff", "HEAD", "--tables", "{repo}/tables", "--margin", "mean_guesess=0.1"], Exit.USAGE,
+     "--margin = 'mean_guesess=0.1': [unknown_figure] unknown figure 'mean_guesess': did you mean mean_guesses?\n"),
+    (["diff", "HEAD", "--tables", "{repo}/tables", "--margin", "mean_guesses"], Exit.USAGE,
+     "--margin = 'mean_guesses': [argument_domain] must be FIGURE=VALUE, e.g. mean_guesses=0.1"),
     (["diff", "HEAD", "--tables", "{repo}/tables", "--alpha", "0"], Exit.USAGE, "--alpha = 0.0"),
 ])
 def test_bad_input_is_one_sentence_an_exit_code_and_nothing_written(repo, tmp_path, capsys, argv, code, said):
@@ -107,7 +112,7 @@ def test_diff_of_a_revision_against_the_working_tables(repo, tmp_path, capsys):
     assert data["counts"]["modified"] == 1 and data["counts"]["identical"] == 14
     row = next(r for r in data["rows"] if r["key"] == "1-1")
     assert set(row) >= {"key", "state", "flagged", "verdict_changes", "figures"} and row["state"] == "modified"
-    assert {"assertion": "A", "base": True, "head": False, "worse": True} in row["verdict_changes"]
+    assert {"assertion": "A", "base": True, "head": False, "worse": True, "warning": False} in row["verdict_changes"]
     for name, figure in row["figures"].items():
         assert {"base", "head", "delta", "ci", "p", "q"} <= set(figure), name
     assert {"b", "c"} <= set(row["figures"]["win_rate"]) and "b" not in row["figures"]["mean_attempts"]
@@ -195,3 +200,34 @@ def test_curve_of_an_empty_warehouse_is_one_sentence(tmp_path, capsys):
     code, stdout, stderr = run(capsys, "curve", "--warehouse", tmp_path / "none")
     assert code == Exit.INPUT and stdout == "" and "no calibration report in" in stderr
     assert not (tmp_path / "none").exists()
+
+
+def test_exits_that_move_while_a_category_stays_put_are_flagged_through_the_command_line(tmp_path, capsys):
+    """Issue 51, end to end. Row (1,0), target 0.99: one attempt fewer (4 -> 3)
+    moves boards from best_legal to least_bad while most boards stay passed.
+    Row (1,1): its target raised to 0.99 moves boards from passed to best_legal
+    while every least_bad board stays least_bad (the target decides no
+    legality): a category boards take but never leave nor enter, which made
+    Stuart-Maxwell's covariance singular and the exits read "p = 1". Both rows'
+    exits are flagged, with p below 0.001 (256 boards a row, the default)."""
+    base, head = copy_tables(tmp_path / "base"), copy_tables(tmp_path / "head")
+    for tables in (base, head):
+        set_field(tables / "board_gen.toml", (1, 0), "inferability_target", 0.99)
+        set_field(tables / "board_gen.toml", (1, 0), "max_gen_attempts", 4)
+        set_field(tables / "board_gen.toml", (1, 1), "max_gen_attempts", 3)
+    set_field(head / "board_gen.toml", (1, 0), "max_gen_attempts", 3)
+    set_field(head / "board_gen.toml", (1, 1), "inferability_target", 0.99)
+    out = tmp_path / "diff.json"
+    code, stdout, _ = run(capsys, "diff", base, "--tables", head, "--resamples", 199, "--output", out)
+    assert code == Exit.OK, stdout  # A and A' fail in both versions: no verdict gets worse
+    rows = {r["key"]: r for r in json.loads(out.read_text())["rows"]}
+    moved = rows["1-0"]["figures"]["exits"]
+    assert moved["flagged"] and moved["p"] < 0.001 and moved["q"] < 0.001
+    assert moved["delta"]["least_bad"] > 0.05 and moved["head"]["passed"] > 0.4  # most boards stay passed
+    put = rows["1-1"]["figures"]["exits"]
+    assert put["delta"]["least_bad"] == 0.0 and put["base"]["least_bad"] > 0.2  # taken, never left nor entered
+    assert put["flagged"] and put["p"] < 0.001 and put["untested"] is None
+    assert put["beyond_margin"] is None and put["flag_reading"].startswith("no interval")
+    exits = [line for line in stdout.splitlines() if line.lstrip().startswith("exits")]
+    assert len(exits) == 2 and all(line.split()[1] == "*?" for line in exits)  # flagged, no interval to clear
+    assert "*? flagged, but interval reaches inside the margin" in stdout

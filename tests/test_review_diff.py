@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from boardgen_pipeline.errors import TableError
-from boardgen_pipeline.review import diff, sources
+from boardgen_pipeline.review import diff, render, sources
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.tables.board_gen import load_board_gen
 
@@ -126,9 +126,16 @@ def test_verdict_changes_come_first_and_an_added_failing_row_is_one(tmp_path):
     changes = {(v.key, v.assertion): v for v in result.verdict_changes}
     assert changes[((1, 1), "A")].base is True and changes[((1, 1), "A")].head is False
     assert changes[((1, 5), "A'")].base is None and changes[((1, 5), "A'")].worse  # every board illegal
-    assert all(v.worse for v in result.verdict_changes)
+    # the added row's density 0.1 falls below (1,4)'s: assertion E, a warning, shown and not counted as worse
+    e = changes[((1, 5), "E")]
+    assert e.worsened and not e.worse and e.direction.startswith("worse (a warning")
+    assert [v.assertion for v in result.verdict_changes if not v.worse] == ["E"]
+    assert result.verdict_changes[-1] == e  # the worse verdicts first
     [added] = result.of("added")
     assert added.key == (1, 5) and added.head_verdicts["green"] is False and added.figures["win_rate"].p is None
+    # E warns beside the failing assertions; alone, it never reads as F4 failing
+    assert render.f4_text(added.head_verdicts).endswith("), E warns")
+    assert render.f4_text({"A": True, "A''": True, "A'": True, "B": True, "B'": True, "E": False}) == "F4 passes, E warns"
     # the Boss row of level 1 moved from depth 4 to depth 5: (1,4) is identical, its overlays are not
     boss = next(r for r in result.rows if r.key == (1, 4))
     assert boss.state == "identical" and "Boss flag" in boss.notes[0]
@@ -136,8 +143,9 @@ def test_verdict_changes_come_first_and_an_added_failing_row_is_one(tmp_path):
 
 def test_until_decided_extends_undecided_rows_and_adjusts_for_the_looks(tmp_path):
     """32 boards cannot settle a small density step: the row is extended on its
-    own further scopes; each figure's p is the looks' Bonferroni, its interval
-    at level 1 - alpha / looks."""
+    own further scopes; each figure's p is the looks' Bonferroni on its p at
+    the last look, its interval at level 1 - alpha / looks, so that a p at
+    most alpha has an interval that leaves out zero."""
     base = copy_tables(tmp_path / "base")
     head = copy_tables(tmp_path / "head")
     set_field(head / "board_gen.toml", (1, 0), "mine_density", 0.22)
@@ -148,7 +156,9 @@ def test_until_decided_extends_undecided_rows_and_adjusts_for_the_looks(tmp_path
     assert b.samples > 32 and b.looks > 1 and decided.looks == diff.planned_looks(32, True) == 8
     for f in b.figures.values():
         assert len(f.looked) == b.looks
-        assert f.p == pytest.approx(min(1.0, decided.looks * min(f.looked)))
+        assert f.p == pytest.approx(min(1.0, decided.looks * f.looked[-1]))
+        if f.p <= 0.05 and f.ci is not None:
+            assert f.ci[0] > 0 or f.ci[1] < 0, f.name
     stopped = b.samples < 4096
     assert not stopped or all(f.decided for f in b.figures.values())
 

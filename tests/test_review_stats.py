@@ -41,9 +41,10 @@ def test_bootstrap_interval_of_a_constructed_pair():
     degenerate bootstrap distribution, where BCa divides by zero)."""
     base = np.linspace(0, 1, 40)
     head = base + 0.2
-    low, high = stats.paired_bootstrap(40, lambda idx, axis=-1: np.stack([head[idx].mean(-1) - base[idx].mean(-1)]),
-                                       0.95, 7, 999)
-    assert low[0] == pytest.approx(0.2) and high[0] == pytest.approx(0.2)
+    got = stats.paired_bootstrap(40, lambda idx, axis=-1: np.stack([head[idx].mean(-1) - base[idx].mean(-1)]),
+                                 0.95, 7, 999)
+    assert got.low[0] == pytest.approx(0.2) and got.high[0] == pytest.approx(0.2)
+    assert got.p[0] < 1e-9  # every level's interval is [0.2, 0.2]: zero is left out at any level
 
 
 def test_bootstrap_interval_covers_a_known_difference_and_equals_scipy():
@@ -55,7 +56,8 @@ def test_bootstrap_interval_covers_a_known_difference_and_equals_scipy():
     head = base.copy()
     head[:10] = 1
     stat = lambda idx, axis=-1: np.stack([head[idx].mean(-1) - base[idx].mean(-1)])  # noqa: E731
-    low, high = stats.paired_bootstrap(50, stat, 0.95, 11, 1999)
+    got = stats.paired_bootstrap(50, stat, 0.95, 11, 1999)
+    low, high = got.low, got.high
     assert low[0] < 0.2 < high[0]
     assert high[0] - low[0] == pytest.approx(2 * 1.96 * 0.4 / np.sqrt(50), rel=0.15)
     direct = st.bootstrap((base, head), lambda x, y, axis=-1: y.mean(axis) - x.mean(axis), paired=True,
@@ -75,22 +77,117 @@ def test_sign_flip_equals_scipy_permutation_test():
     assert p[0] == direct.pvalue
 
 
-def test_wilcoxon_equals_scipy_and_is_one_when_nothing_moved():
-    base = np.array([0.9, 0.95, 1.0, 0.88, 0.92, 1.0, 0.97, 0.91, 0.9, 0.99])
-    head = base - np.array([0.02, 0.0, 0.01, 0.03, 0.0, 0.0, 0.02, 0.04, 0.01, 0.0])
-    assert stats.wilcoxon_p(base, head) == pytest.approx(st.wilcoxon(head - base, zero_method="pratt").pvalue)
-    assert stats.wilcoxon_p(base, base) == 1.0
+def test_interval_p_by_hand():
+    """Five resamples -1, 0, 1, 2, 3 (B = 5, quantile positions q (B - 1)): the
+    interpolated curve leaves zero at position 1 (the value 0, then 1), so the
+    low end a / 2 is above zero once 4 a / 2 > 1, a > 0.5; the high end never
+    goes below zero (it would need a > 1.5). With half a step: -1, -0.5, 1, 2,
+    3 leaves zero at 1 + 0.5 / 1.5 = 4/3: a > 2 (4/3) / 4 = 2/3."""
+    assert stats.interval_p(np.array([-1.0, 0.0, 1.0, 2.0, 3.0])) == pytest.approx(0.5, rel=1e-6)
+    assert stats.interval_p(np.array([3.0, 2.0, -0.5, 1.0, -1.0])) == pytest.approx(2 / 3, rel=1e-6)
+    assert stats.interval_p(np.array([1.0, -3.0, -2.0, -1.0, 0.0])) == pytest.approx(0.5, rel=1e-6)  # mirrored
+    assert stats.interval_p(np.array([0.1, 0.2, 0.3])) < 1e-9 and stats.interval_p(np.zeros(4)) == 1.0
+    # vectorised: one p a distribution
+    both = stats.interval_p(np.array([[-1.0, 0.0, 1.0, 2.0, 3.0], [0.1, 0.2, 0.3, 0.4, 0.5]]))
+    assert both[0] == pytest.approx(0.5, rel=1e-6) and both[1] < 1e-9
 
 
-def test_stuart_maxwell_equals_statsmodels_and_drops_unused_exits():
-    base = np.array([0] * 30 + [1] * 6 + [0] * 4)
-    head = np.array([0] * 30 + [0] * 6 + [1] * 4)
-    p, table = stats.marginal_homogeneity_p(base, head, 3)
-    assert table == [[30, 4, 0], [6, 0, 0], [0, 0, 0]]
-    assert p == pytest.approx(SquareTable(np.array([[30, 4], [6, 0]]), shift_zeros=False).homogeneity().pvalue)
-    # with two categories Stuart-Maxwell is McNemar's chi-square without correction: (6-4)^2 / (6+4)
-    assert p == pytest.approx(st.chi2.sf(0.4, 1))
-    assert stats.marginal_homogeneity_p(base, base, 3)[0] == 1.0
+@pytest.mark.parametrize("seed", range(40))
+def test_interval_p_is_the_level_at_which_scipys_interval_leaves_out_zero(seed):
+    """For a random bootstrap distribution (ties, zeros, skew), scipy's own
+    percentile interval at level 1 - a leaves out zero exactly when a is above
+    ``interval_p``: checked at a just above and just below it, and at the
+    levels a diff draws (0.05, 0.01)."""
+    rng = np.random.default_rng(seed)
+    b = int(rng.integers(5, 400))
+    x = np.round(rng.normal(rng.normal(0, 1), 1, b) * rng.choice([1, 4]), int(rng.integers(0, 3)))
+    x[rng.random(b) < rng.random() * 0.5] = 0.0
+    p = float(stats.interval_p(x))
+
+    def leaves_out_zero(a):
+        low, high = st.quantile(x, [a / 2, 1 - a / 2])
+        return low > 0 or high < 0
+
+    for a in (0.05, 0.01, p * 1.001 + 1e-9, p * 0.999 - 1e-9):
+        if 0 < a < 1:
+            assert leaves_out_zero(a) == (a >= p), (a, p)
+
+
+def test_sign_flip_mean_is_exact_for_few_moved_boards():
+    """Five boards each +1: of the 2^5 sign arrangements, 2 give a sum as far
+    from 0 as 5, so p = 2/32 = 0.0625 (a normal approximation says 0.025).
+    Zeros flip to themselves: 5 boards +1 among 200 unchanged give the same p.
+    Beyond 12 moved boards, scipy's random sign flips (the same numbers as
+    ``permutation_test`` called directly)."""
+    assert stats.sign_flip_mean_p(np.ones(5), 0) == pytest.approx(2 / 32)
+    assert stats.sign_flip_mean_p(np.r_[np.ones(5), np.zeros(200)], 0) == pytest.approx(2 / 32)
+    assert stats.sign_flip_mean_p(np.zeros(10), 0) == 1.0
+    d = np.linspace(-1, 2, 40)
+    direct = st.permutation_test((d,), lambda x, axis=-1: x.sum(axis), permutation_type="samples", vectorized=True,
+                                 n_resamples=999, rng=5, axis=-1)
+    assert stats.sign_flip_mean_p(d, 5, 999) == direct.pvalue
+    # one p a data set, as each alone
+    batch = np.stack([np.r_[np.ones(5), np.zeros(35)], d, -d])
+    assert list(stats.sign_flip_mean_p(batch, 5, 999)) == [2 / 32, direct.pvalue, direct.pvalue]
+
+
+def test_stuart_maxwell_equals_statsmodels_where_statsmodels_can_answer():
+    """A connected table of moving categories: statsmodels' Stuart-Maxwell.
+    Two categories: McNemar's chi-square, uncorrected, (16 - 9)^2 / (16 + 9)."""
+    base = np.array([0] * 30 + [1] * 6 + [0] * 4 + [2] * 5 + [1] * 3 + [2] * 10)
+    head = np.array([0] * 30 + [0] * 6 + [1] * 4 + [0] * 5 + [2] * 3 + [2] * 10)
+    got = stats.marginal_homogeneity(base, head, 3)
+    assert got.table == [[30, 4, 0], [6, 0, 3], [5, 0, 10]] and got.df == 2 and not got.exact
+    assert got.p == pytest.approx(SquareTable(np.array(got.table), shift_zeros=False).homogeneity().pvalue)
+    base = np.array([0] * 30 + [1] * 16 + [0] * 9 + [1] * 9)
+    head = np.array([0] * 30 + [0] * 16 + [1] * 9 + [1] * 9)
+    two = stats.marginal_homogeneity(base, head, 3)
+    assert two.statistic == pytest.approx(49 / 25) and two.p == pytest.approx(st.chi2.sf(49 / 25, 1))
+    assert stats.marginal_homogeneity(base, base, 3).p == 1.0
+
+
+def test_categories_that_stay_put_do_not_hide_a_move():
+    """Issue 51's two tables. Exits: 100 boards stay passed, 20 go best_legal ->
+    least_bad and 2 back: McNemar's chi-square on the moving pair, 18^2 / 22,
+    p = 1.2e-4 (statsmodels on the whole table answers NaN: ``passed`` makes the
+    covariance singular). Overlay types, 5 types: 30 boards A -> B, 5 B -> A,
+    three types unchanged: 25^2 / 35, p = 2.4e-5. Boards that stay in a
+    category, or a category nobody takes, change nothing."""
+    base = np.array([0] * 100 + [1] * 20 + [2] * 2)
+    head = np.array([0] * 100 + [2] * 20 + [1] * 2)
+    exits = stats.marginal_homogeneity(base, head, 3)
+    assert exits.p == pytest.approx(st.chi2.sf(18**2 / 22, 1)) and exits.p < 2e-4 and exits.df == 1
+    with np.errstate(all="ignore"), pytest.warns(Warning):
+        assert np.isnan(SquareTable(np.array(exits.table), shift_zeros=False).homogeneity().pvalue)
+    base = np.array([0] * 30 + [1] * 5 + [2] * 40 + [3] * 20 + [4] * 10)
+    head = np.array([1] * 30 + [0] * 5 + [2] * 40 + [3] * 20 + [4] * 10)
+    types = stats.marginal_homogeneity(base, head, 5)
+    assert types.p == pytest.approx(st.chi2.sf(25**2 / 35, 1)) and types.p < 3e-5
+    alone = stats.marginal_homogeneity(base[:35], head[:35], 2)
+    assert alone.p == pytest.approx(types.p) and stats.marginal_homogeneity(base, head, 9).p == pytest.approx(types.p)
+
+
+def test_two_groups_of_moves_add_their_degrees_of_freedom():
+    """A <-> B moves (20 one way, 4 back) and, apart, C <-> D (15 each way): the
+    covariance has rank 2 (two groups of two categories), the statistic is the
+    two McNemar chi-squares' sum, 16^2 / 24 + 0^2 / 30, on 2 degrees of freedom."""
+    base = np.array([0] * 20 + [1] * 4 + [2] * 15 + [3] * 15 + [4] * 50)
+    head = np.array([1] * 20 + [0] * 4 + [3] * 15 + [2] * 15 + [4] * 50)
+    got = stats.marginal_homogeneity(base, head, 5)
+    assert got.df == 2 and got.statistic == pytest.approx(16**2 / 24)
+    assert got.p == pytest.approx(st.chi2.sf(16**2 / 24, 2))
+
+
+def test_few_moved_boards_are_tested_exactly():
+    """3 boards A -> B and none back: of the 2^3 swaps, 2 put all three on one
+    side, p = 2/8 = 0.25 (chi-square would say 0.083). 6 boards: 2/64. One
+    board: p = 1. Thirteen: chi-square, 13^2 / 13 on 1 degree of freedom."""
+    def one_way(k):
+        return stats.marginal_homogeneity(np.array([0] * k + [2] * 50), np.array([1] * k + [2] * 50), 4)
+
+    assert one_way(3).exact and one_way(3).p == pytest.approx(0.25)
+    assert one_way(6).p == pytest.approx(2 / 64) and one_way(1).p == 1.0
+    assert not one_way(13).exact and one_way(13).p == pytest.approx(st.chi2.sf(13, 1))
 
 
 def test_benjamini_hochberg_by_hand_and_as_statsmodels():
@@ -102,8 +199,8 @@ def test_benjamini_hochberg_by_hand_and_as_statsmodels():
 
 
 def test_looks_adjusted_is_bonferroni_over_the_planned_looks():
-    assert stats.looks_adjusted([0.04, 0.01, 0.2], 5) == pytest.approx(0.05)
-    assert stats.looks_adjusted([0.5], 5) == 1.0
+    assert stats.looks_adjusted(0.01, 5) == pytest.approx(0.05)
+    assert stats.looks_adjusted(0.5, 5) == 1.0
     # 256 boards a row doubles to 512, 1024, 2048, 4096: five looks; without optional stopping one
     assert diff.planned_looks(256, True) == 5 and diff.planned_looks(256, False) == 1
     assert diff.planned_looks(4096, True) == 1 and diff.planned_looks(3000, True) == 1

@@ -24,19 +24,33 @@ def candidate_cells(geometry: Geometry) -> list[int]:
     return [c for c in range(geometry.cells) if c not in spawn]
 
 
-def place_mines(stream: Stream, geometry: Geometry, n: int, shave_ring_radius: int) -> tuple[bytes, int]:
-    """``(mines, ring_removed)`` of one attempt, drawing from ``stream``."""
+def draw_placed(stream: Stream, geometry: Geometry, n: int) -> list[int]:
+    """The ``n`` cells of one attempt's placement, in draw order (step 2),
+    drawing from ``stream``: the conformance kit's trace of placement."""
     work = candidate_cells(geometry)
     nc = len(work)
     for i in range(n):
         j = i + stream.below(nc - i)
         work[i], work[j] = work[j], work[i]
-    shave = geometry.spawn_side // 2 + shave_ring_radius
+    return work[:n]
+
+
+def shave(placed: list[int], geometry: Geometry, shave_ring_radius: int) -> tuple[bytes, list[int]]:
+    """Step 3: ``(mines, removed)``: the placed cells outside Chebyshev
+    ``side//2 + r`` of the centre are the mines; ``removed`` lists the
+    others in draw order."""
+    radius = geometry.spawn_side // 2 + shave_ring_radius
     mines = bytearray(geometry.cells)
-    removed = 0
-    for c in work[:n]:
-        if geometry.chebyshev_from_centre(c) <= shave:
-            removed += 1
+    removed = []
+    for c in placed:
+        if geometry.chebyshev_from_centre(c) <= radius:
+            removed.append(c)
         else:
             mines[c] = 1
     return bytes(mines), removed
+
+
+def place_mines(stream: Stream, geometry: Geometry, n: int, shave_ring_radius: int) -> tuple[bytes, int]:
+    """``(mines, ring_removed)`` of one attempt, drawing from ``stream``."""
+    mines, removed = shave(draw_placed(stream, geometry, n), geometry, shave_ring_radius)
+    return mines, len(removed)

@@ -48,6 +48,7 @@ their record (won, no guess, survival 1) without any work.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -73,6 +74,38 @@ OUT_SIZE = 6
 G_BOARD, G_CELL, G_LIMBS = 0, 1, 2
 
 
+class Rules(NamedTuple):
+    """What every game of one board size reads and none writes, by name (as
+    the generator's kernels take theirs: ``kernel_args``): the size, the
+    neighbour tables, the closure's widening table, the exact engine's node
+    budget and the limbs of its integers."""
+
+    width: int
+    height: int
+    nb: np.ndarray  # int32 [W*H, 8]: each cell's neighbours
+    nbn: np.ndarray  # int32 [W*H]: how many neighbours each cell has
+    widen: np.ndarray  # uint64 [512]: difficulty._WIDEN
+    budget: int  # the exact engine's node budget
+    limbs: int  # limbs of the exact counts (limbs.limbs_for(W*H))
+
+
+class Sight(NamedTuple):
+    """What the player sees of one game, which it writes as it plays, one
+    entry a cell: revealed cells, cells proven mines, the numbers, the
+    closure's bit rows; and the board's safe cells and whether it has fog."""
+
+    rev: np.ndarray  # uint8
+    known: np.ndarray  # uint8
+    num: np.ndarray  # int32
+    bits: np.ndarray  # uint64 [BITS_ROWS, H + 2 PAD]
+    safe: int  # |S|
+    has_fog: bool
+
+
+def rules_for(width: int, height: int, nb: np.ndarray, nbn: np.ndarray, budget: int) -> Rules:
+    return Rules(width, height, nb, nbn, _WIDEN, budget, limbs.limbs_for(width * height))
+
+
 @njit(cache=True, error_model="numpy")
 def _record_guess(guesses, ng, b, cell, total, weight, L):
     """Append a guess (its P(safe) = (total - weight) / total) to the
@@ -92,29 +125,29 @@ def _record_guess(guesses, ng, b, cell, total, weight, L):
 
 
 @njit(cache=True, error_model="numpy")
-def play_board(b, mines, fog, spawn, W, H, nb, nbn, widen, budget, L, stop_at, rev, known, out, guesses, ng):
-    """Play board ``b`` (module docstring) from R0 to a win, a loss, a
-    position too big to enumerate, or - for ``stop_at >= 0`` - the moment
-    the ``stop_at + 1``-th guess is forced (``rev`` and ``known`` then hold
-    that position). Fills ``out`` (OUT_*), appends the guesses; returns
-    ``(guesses, ng)``."""
-    nc = W * H
-    num = np.zeros(nc, np.int32)
+def play_board(b, mines, fog, spawn, rules, stop_at, rev, known, out, guesses, ng):
+    """Play board ``b`` (module docstring; ``rules``: :class:`Rules`) from R0
+    to a win, a loss, a position too big to enumerate, or - for
+    ``stop_at >= 0`` - the moment the ``stop_at + 1``-th guess is forced
+    (``rev`` and ``known`` then hold that position). Fills ``out`` (OUT_*),
+    appends the guesses; returns ``(guesses, ng)``."""
+    W, H, nb, nbn = rules.width, rules.height, rules.nb, rules.nbn
+    num = np.zeros(W * H, np.int32)
     safe, has_fog = r0_state(mines, fog, spawn, nb, nbn, num, rev, known)
     bits = np.zeros((BITS_ROWS, H + 2 * PAD), np.uint64)
-    _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, widen, bits)
-    return play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known, num, safe, has_fog, bits,
-                   True, out, guesses, ng)
+    _close(rev, known, num, fog, mines, has_fog, W, H, nb, nbn, rules.widen, bits)
+    return play_on(b, mines, fog, rules, Sight(rev, known, num, bits, safe, has_fog), stop_at, True, out, guesses, ng)
 
 
 @njit(cache=True, error_model="numpy")
-def play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known, num, safe, has_fog, bits,
-            logic_first, out, guesses, ng):
-    """The game of ``play_board`` from a closed state (``rev``, ``known``
-    at the ``single_subset`` fixed point, ``num`` the numbers, ``safe`` =
-    |S|): with ``logic_first`` False the state is already at the
+def play_on(b, mines, fog, rules, sight, stop_at, logic_first, out, guesses, ng):
+    """The game of ``play_board`` from a closed state (``sight``:
+    :class:`Sight`, its ``rev`` and ``known`` at the ``single_subset`` fixed
+    point): with ``logic_first`` False the state is already at the
     complete-logic fixed point and not won (``difficulty.figures_state``
     left it there), so the first pass of complete logic is skipped."""
+    W, H, nb, nbn, widen, budget, L = rules.width, rules.height, rules.nb, rules.nbn, rules.widen, rules.budget, rules.limbs
+    rev, known, num, bits, safe, has_fog = sight.rev, sight.known, sight.num, sight.bits, sight.safe, sight.has_fog
     nc = W * H
     total_mines = nc - safe
     out[:] = 0
@@ -218,41 +251,41 @@ def play_on(b, mines, fog, W, H, nb, nbn, widen, budget, L, stop_at, rev, known,
 
 
 @njit(cache=True, inline="always")
-def _fitted(mines, fog, W, H, nb, out):
+def _fitted(mines, fog, rules, out):
     """The board's cell count, once every batch array is seen to hold it:
     a kernel never indexes past an array it was handed."""
-    nc = W * H
-    if mines.shape[1] != nc or fog.shape[1] != nc or nb.shape[0] != nc or out.shape[1] != OUT_SIZE:
+    nc = rules.width * rules.height
+    if mines.shape[1] != nc or fog.shape[1] != nc or rules.nb.shape[0] != nc or out.shape[1] != OUT_SIZE:
         raise ValueError("batch arrays do not match the board size")
     return nc
 
 
 @njit(cache=True, error_model="numpy")
-def _play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L, out):
+def _play_batch(mines, fog, todo, spawn, rules, out):
     """``play_board`` for every board ``b`` with ``todo[b]`` (rows of
     ``mines``, ``fog``, ``out``); returns the guess rows of all of them."""
-    nc = _fitted(mines, fog, W, H, nb, out)
-    guesses = np.zeros((64, G_LIMBS + 2 * L), np.uint64)
+    nc = _fitted(mines, fog, rules, out)
+    guesses = np.zeros((64, G_LIMBS + 2 * rules.limbs), np.uint64)
     ng = np.int64(0)  # not a literal 0: play_on and _record_guess compile once
     rev = np.zeros(nc, np.uint8)
     known = np.zeros(nc, np.uint8)
     for b in range(mines.shape[0]):
         if todo[b]:
-            guesses, ng = play_board(b, mines[b], fog[b], spawn, W, H, nb, nbn, widen, budget, L, -1, rev, known,
-                                     out[b], guesses, ng)
+            guesses, ng = play_board(b, mines[b], fog[b], spawn, rules, -1, rev, known, out[b], guesses, ng)
     return guesses[:ng]
 
 
 @njit(cache=True, error_model="numpy")
-def _figures_play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L, figures, out):
+def _figures_play_batch(mines, fog, todo, spawn, rules, figures, out):
     """The difficulty figures (``difficulty.figures_state``, into
     ``figures``) of every board ``b`` with ``todo[b]`` and, on those that
     complete logic does not solve, the game (into ``out``) from the state
     the figures left: the game's first complete-logic pass is theirs. The
     same games as ``_play_batch`` (``tests/test_player.py`` holds them
     equal); returns the guess rows."""
-    nc = _fitted(mines, fog, W, H, nb, out)
-    guesses = np.zeros((64, G_LIMBS + 2 * L), np.uint64)
+    nc = _fitted(mines, fog, rules, out)
+    W, H, nb, nbn = rules.width, rules.height, rules.nb, rules.nbn
+    guesses = np.zeros((64, G_LIMBS + 2 * rules.limbs), np.uint64)
     ng = np.int64(0)  # not a literal 0: play_on and _record_guess compile once
     num = np.zeros(nc, np.int32)
     rev = np.zeros(nc, np.uint8)
@@ -261,11 +294,11 @@ def _figures_play_batch(mines, fog, todo, spawn, W, H, nb, nbn, widen, budget, L
     for b in range(mines.shape[0]):
         if todo[b]:
             bits[:] = 0
-            safe, has_fog = figures_state(mines[b], fog[b], spawn, W, H, nb, nbn, widen, budget, figures[b], num,
-                                          rev, known, bits)
+            safe, has_fog = figures_state(mines[b], fog[b], spawn, W, H, nb, nbn, rules.widen, rules.budget, figures[b],
+                                          num, rev, known, bits)
             if figures[b, 4] == 0:  # not solvable by complete logic: a guess is coming
-                guesses, ng = play_on(b, mines[b], fog[b], W, H, nb, nbn, widen, budget, L, -1, rev, known, num,
-                                      safe, has_fog, bits, False, out[b], guesses, ng)
+                guesses, ng = play_on(b, mines[b], fog[b], rules, Sight(rev, known, num, bits, safe, has_fog), -1, False,
+                                      out[b], guesses, ng)
     return guesses[:ng]
 
 
@@ -334,9 +367,9 @@ def _played(width: int, height: int, spawn_side: int, mines: np.ndarray, fog: np
     if solvable is not None:
         todo &= ~np.asarray(solvable, bool)
     out = np.zeros((boards, OUT_SIZE), np.int64)
-    L = limbs.limbs_for(width * height)
-    rows = _play_batch(mines, fog, todo, spawn, width, height, nb, nbn, _WIDEN, budget, L, out) if todo.any() else ()
-    return todo, out.tolist(), _decode(rows, boards, L)
+    rules = rules_for(width, height, nb, nbn, budget)
+    rows = _play_batch(mines, fog, todo, spawn, rules, out) if todo.any() else ()
+    return todo, out.tolist(), _decode(rows, boards, rules.limbs)
 
 
 def _decode(rows, boards: int, L: int) -> list[list]:
@@ -395,9 +428,9 @@ def position_at_guess(board, guess: int = 0, budget: int = NODE_BUDGET) -> Posit
     _check_batch(W, H, board.spawn_side, mines, fog, spawn, budget)
     rev, known = np.zeros(W * H, np.uint8), np.zeros(W * H, np.uint8)
     out = np.zeros(OUT_SIZE, np.int64)
-    L = limbs.limbs_for(W * H)
-    play_board(0, mines[0], fog[0], spawn, W, H, nb, nbn, _WIDEN, budget, L, guess, rev, known, out,
-               np.zeros((64, G_LIMBS + 2 * L), np.uint64), 0)
+    rules = rules_for(W, H, nb, nbn, budget)
+    play_board(0, mines[0], fog[0], spawn, rules, guess, rev, known, out,
+               np.zeros((64, G_LIMBS + 2 * rules.limbs), np.uint64), 0)
     if out[OUT_STATE] != STOPPED:
         return None
     num = np.zeros(W * H, np.int32)
@@ -457,9 +490,9 @@ def board_figures_batch(width: int, height: int, spawn_side: int, mines: np.ndar
         raise ValueError(f"todo must hold one value a board ({boards}), got shape {todo.shape}")
     figures = np.zeros((boards, 7), np.int64)
     out = np.zeros((boards, OUT_SIZE), np.int64)
-    L = limbs.limbs_for(width * height)
-    rows = _figures_play_batch(mines, fog, todo, spawn, width, height, nb, nbn, _WIDEN, NODE_BUDGET, L, figures, out)
-    per_board = _decode(rows, boards, L)
+    rules = rules_for(width, height, nb, nbn, NODE_BUDGET)
+    rows = _figures_play_batch(mines, fog, todo, spawn, rules, figures, out)
+    per_board = _decode(rows, boards, rules.limbs)
     summary = out.tolist()
     records: list[dict | None] = []
     for b, (f, t) in enumerate(zip(figures.tolist(), todo.tolist())):

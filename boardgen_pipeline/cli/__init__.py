@@ -16,15 +16,16 @@ import argparse
 import os
 import sys
 
-from boardgen_pipeline.cli import advise, boards, calibrate, pipeline, review, warehouse
+from boardgen_pipeline.cli import advise, boards, calibrate, conformance, pipeline, review, warehouse
 from boardgen_pipeline.cli.common import UserError
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.exits import Exit
 
 __all__ = ["UserError", "build_parser", "console", "main"]
 
-# the order of `boardgen --help`: one board, the tables and the calibration, reading and reviewing it, Dagster
-COMMANDS = (boards, calibrate, advise, warehouse, review, pipeline)
+# the order of `boardgen --help`: one board, the tables and the calibration, reading and reviewing it, Dagster,
+# what the game's port is held to and its tables
+COMMANDS = (boards, calibrate, advise, warehouse, review, pipeline, conformance)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     from boardgen_pipeline.errors import exit_code
 
     args = build_parser().parse_args(argv)
-    command = args.command + (f" {args.nodemap_command}" if args.command == "nodemap" else "")
+    family = getattr(args, f"{args.command}_command", None)  # `nodemap draw`, `conformance check`: a family's command
+    command = args.command + (f" {family}" if family else "")
     bad = check_command(command, vars(args))
     if bad:  # before any work: nothing read, nothing written
         print(ArgumentError(bad).report(), file=sys.stderr)

@@ -15,7 +15,10 @@ them and why the statistics are what they are.
 - ``sources``: BASE and HEAD (a git revision, a tables folder, the
   warehouse's current calibration);
 - ``pairing``: the boards of both versions of a row on the same scopes;
-- ``stats``: thin wrappers over scipy and statsmodels;
+- ``asked``: what a diff is asked (``Settings``), read by the row diff, the
+  overlays' and the strata's comparisons;
+- ``stats``: thin wrappers over scipy and statsmodels, each figure kind's
+  test and every interval with its own p;
 - ``paired``: one modified row's figures, compared paired;
 - ``overlay_diff``: a row's overlays of both states on the same boards,
   compared paired;

@@ -11,9 +11,13 @@ row runs both versions on the same scopes (``pairing``) and every figure
 p-value (``stats``). The false discovery rate is controlled over every
 figure of every modified row (Benjamini-Hochberg); a change is **flagged**
 when its q-value is at most ``alpha`` *and* its estimate exceeds the
-figure's margin. An F4 verdict that changes, and an added row that fails
-F4, are verdict changes, reported before any statistic (they decide the
-exit code, not the statistics).
+figure's margin (``paired.FLAG_RULE``: a flag says whether its interval
+lies beyond the margin too). An F4 verdict that changes, and an added row
+that fails F4, are verdict changes, reported before any statistic (they
+decide the exit code, not the statistics). Assertion E (monotone in depth)
+reads the table, not the boards: its verdict is compared on every row both
+states hold, identical ones included (a neighbour's edit can break it), and
+a worse E is shown, as a warning that leaves the exit code alone.
 
 **Decided, not guessed** (``until_decided``): a figure is *decided* when
 its interval lies beyond the margin on one side, or within it. A modified
@@ -21,10 +25,12 @@ row with an undecided figure is extended on its own further scopes
 (``sigma(L, D) + i``, doubling up to the row's ``DEPTH_SPACING``), both
 versions, until every figure is decided or the scopes run out. Error rates
 hold under this optional stopping by Bonferroni over the planned looks:
-with ``K`` possible looks a figure's p-value is ``K * min_k p_k`` and its
-intervals are at level ``1 - alpha / K`` (``stats.looks_adjusted``); the
-Benjamini-Hochberg control then runs on those p-values
-(docs/review.md "Optional stopping").
+with ``K`` possible looks a figure's p-value is ``K`` times its p at the
+look where the row stopped, and its intervals are at level
+``1 - alpha / K`` (``stats.looks_adjusted``), so a p-value and the interval
+shown beside it agree; the Benjamini-Hochberg control then runs on those
+p-values (docs/review.md "Decided, not guessed"; benchmarks/until_decided.py
+measures it against a confidence sequence).
 
 **The overlays and the strata** (seed 003, seed 004 "测量对账"): a row whose
 overlay inputs differ (its boards, its variation pools, its Boss flag, the
@@ -44,37 +50,25 @@ from pathlib import Path
 
 import numpy as np
 
-from boardgen_pipeline.board.rng import initial_state
 from boardgen_pipeline.calibration.batch import batch_scopes, evaluate_row
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import overlay_diff, pairing, stats, strata_diff
-from boardgen_pipeline.review.paired import FigureDiff, RowFigures, decided, measure
+from boardgen_pipeline.review.asked import ALPHA, Settings  # noqa: F401 - diff.ALPHA, diff.Settings: the diff's API
+from boardgen_pipeline.review.paired import FLAG_RULE, FigureDiff, RowFigures, measure, resample_seed
 from boardgen_pipeline.review.sources import Source, SourceRow
-from boardgen_pipeline.scopes import DEFAULT_SAMPLES, DEPTH_SPACING, sigma
-from boardgen_pipeline.settings import DEFAULT_ADVENTURES
+from boardgen_pipeline.scopes import DEPTH_SPACING, sigma
 from boardgen_pipeline.tables.board_gen import DEFAULT_TABLE
 
 ADDED, REMOVED, MODIFIED, IDENTICAL = "added", "removed", "modified", "identical"
 STATES = (ADDED, REMOVED, MODIFIED, IDENTICAL)
-ALPHA = 0.05
 RESAMPLE_LABEL = "review_resample"  # the seed of a row's resampling (stats): (master seed, label, sigma + look)
-ASSERTIONS = ("A", "A''", "A'", "B", "B'", "F")
-
-
-@dataclass
-class Settings:
-    """What a diff is asked: boards a row, master seed, FDR level, margins that
-    replace the defaults, optional stopping, resamples of the bootstrap and
-    permutation tests."""
-
-    samples: int = DEFAULT_SAMPLES
-    master_seed: int = 0
-    alpha: float = ALPHA
-    margins: dict[str, float] = field(default_factory=dict)
-    until_decided: bool = False
-    resamples: int = stats.RESAMPLES
-    adventures: int = DEFAULT_ADVENTURES  # node-map adventures the strata are drawn on (the pipeline's)
+# Each F4 assertion the diff compares, and the field of a row report (``RowReport.as_dict``, a stored report)
+# that holds its verdict. E reads the table (``e_verdict``); it is a warning, never a failure.
+REPORT_FIELDS = {"A": "assertion_a", "A''": "assertion_a2", "A'": "assertion_a1", "B": "assertion_b",
+                 "B'": "assertion_b1", "F": "assertion_f"}
+ASSERTIONS = (*REPORT_FIELDS, "E")
+WARNINGS = ("E",)  # shown when worse, never a worse verdict for the exit code
 
 
 @dataclass(frozen=True)
@@ -88,11 +82,25 @@ class VerdictChange:
     head: bool | None
 
     @property
-    def worse(self) -> bool:
+    def worsened(self) -> bool:
+        """Whether the head fails where the base did not."""
         return self.head is False and self.base is not False
 
+    @property
+    def worse(self) -> bool:
+        """A worse verdict: one that fails the diff (``--fail-on verdict``);
+        a warning's (E) is shown, never counted."""
+        return self.worsened and self.assertion not in WARNINGS
+
+    @property
+    def direction(self) -> str:
+        if self.worsened:
+            return "worse" if self.worse else "worse (a warning: the exit code is not moved)"
+        return "better"
+
     def to_json(self) -> dict:
-        return {"assertion": self.assertion, "base": self.base, "head": self.head, "worse": self.worse}
+        return {"assertion": self.assertion, "base": self.base, "head": self.head, "worse": self.worse,
+                "warning": self.assertion in WARNINGS}
 
     def text(self) -> str:
         said = {True: "pass", False: "FAIL", None: "-"}
@@ -155,7 +163,7 @@ class CalibrationDiff:
     @property
     def verdict_changes(self) -> list[VerdictChange]:
         found = [v for r in self.rows for v in r.verdict_changes]
-        return sorted(found, key=lambda v: (not v.worse, v.key, ASSERTIONS.index(v.assertion)))
+        return sorted(found, key=lambda v: (not v.worse, not v.worsened, v.key, ASSERTIONS.index(v.assertion)))
 
     @property
     def worse(self) -> bool:
@@ -183,7 +191,8 @@ class CalibrationDiff:
     def to_json(self) -> dict:
         s = self.settings
         return {"schema": "boardgen.calibration_diff/1", "base": self.base.describe(), "head": self.head.describe(),
-                "samples": s.samples, "master_seed": s.master_seed, "alpha": s.alpha, "until_decided": s.until_decided,
+                "samples": s.samples, "master_seed": s.master_seed, "alpha": s.alpha, "flag_rule": FLAG_RULE,
+                "until_decided": s.until_decided,
                 "looks": self.looks, "resamples": s.resamples, "margins": self.margins, "counts": self.counts(),
                 "verdict_changes": [{"key": f"{v.key[0]}-{v.key[1]}", **v.to_json()} for v in self.verdict_changes],
                 "tables": self.tables, "notes": self.notes, "rows": [r.to_json() for r in self.rows],
@@ -216,12 +225,31 @@ def planned_looks(samples: int, until_decided: bool) -> int:
 
 # --- one row ----------------------------------------------------------------------------------------------------
 
+def report_verdicts(report: dict) -> dict:
+    """The F4 verdicts a row report holds (``RowReport.as_dict``, or a stored
+    report), by assertion (F only where it is an error)."""
+    out = {a: report.get(name) for a, name in REPORT_FIELDS.items()}
+    if not report.get("survival_is_criterion"):
+        out["F"] = None
+    return {**out, "green": report.get("green")}
+
+
 def verdicts(version: SourceRow, records: list[dict]) -> dict:
-    """The row's F4 verdicts on its calibration batch (F only where it is an error)."""
-    report = evaluate_row(version.row, records, version.survival_criterion)
-    return {"A": report.assertion_a, "A''": report.assertion_a2, "A'": report.assertion_a1, "B": report.assertion_b,
-            "B'": report.assertion_b1, "F": report.assertion_f if report.survival_criterion else None,
-            "green": report.green}
+    """The row's F4 verdicts on its calibration batch."""
+    return report_verdicts(evaluate_row(version.row, records, version.survival_criterion).as_dict())
+
+
+def e_verdict(source: Source, key: tuple[int, int]) -> bool | None:
+    """Assertion E of row ``key`` in one state: whether its table's
+    ``monotone_in_depth`` warnings leave the row alone (a stored report: its
+    count of them); None where the state cannot say."""
+    if source.table is not None:
+        text = source.table.rows[key].key_text
+        return not any(w.row == text for w in source.table.warnings)
+    report = source.rows[key].report
+    if report is None or report.get("monotone_warnings") is None:
+        return None
+    return report["monotone_warnings"] == 0
 
 
 def changed_fields(base: Source, head: Source, key: tuple[int, int]) -> list[str]:
@@ -241,10 +269,6 @@ def _short(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _seed(key: tuple[int, int], look: int, master_seed: int) -> int:
-    return initial_state(RESAMPLE_LABEL, sigma(*key) + look, master_seed)
-
-
 def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Settings, margins: dict,
                  looks: int, store: pairing.StoredBoards, keep: dict | None = None) -> RowDiff:
     """One modified row: both versions on the same scopes, every figure
@@ -260,12 +284,14 @@ def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Set
         return (pairing.boards(old, base.header, scopes, seed, store),
                 pairing.boards(new, head.header, scopes, seed, store))
 
+    out.base_verdicts, out.head_verdicts = {"E": e_verdict(base, key)}, {"E": e_verdict(head, key)}
     try:
         bb, hb = both(scopes)
     except pairing.NotRebuildable as exc:
         out.notes.append(f"not compared: {exc}")
         return out
-    out.base_verdicts, out.head_verdicts = verdicts(old, bb.records), verdicts(new, hb.records)
+    out.base_verdicts.update(verdicts(old, bb.records))
+    out.head_verdicts.update(verdicts(new, hb.records))
     if keep is not None:
         keep[key] = (list(bb.records), list(hb.records))
     fog = bool(old.row.fog_region_count or new.row.fog_region_count)
@@ -274,11 +300,10 @@ def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Set
     look = 0
     while True:
         figures = measure(F.board_columns(bb.records, old.row), F.board_columns(hb.records, new.row), fog, margins,
-                          level, _seed(key, look, seed), settings.resamples)
+                          level, resample_seed(RESAMPLE_LABEL, sigma(*key) + look, seed), settings.resamples)
         for name, d in figures.items():
             history.setdefault(name, []).extend(d.looked)
             d.looked = list(history[name])
-            d.decided = decided(d)
         look += 1
         if not settings.until_decided or all(d.decided for d in figures.values()) or n * 2 > DEPTH_SPACING:
             break
@@ -292,7 +317,8 @@ def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Set
         n *= 2
     if settings.until_decided:
         for d in figures.values():
-            d.p = stats.looks_adjusted(d.looked, looks)
+            if d.p is not None:
+                d.p = stats.looks_adjusted(d.p, looks)
     out.figures, out.samples, out.looks = figures, n, look
     out.identical_boards = pairing.realised(bb.records, hb.records)
     out.stored = {"base": bb.stored, "head": hb.stored}
@@ -309,14 +335,14 @@ def added_row(head: Source, key: tuple[int, int], settings: Settings, store: pai
     except pairing.NotRebuildable as exc:
         out.notes.append(f"not calibrated: {exc}")
         return out
-    out.head_verdicts = verdicts(version, hb.records)
+    out.head_verdicts = {**verdicts(version, hb.records), "E": e_verdict(head, key)}
     cols = F.board_columns(hb.records, version.row)
     fog = bool(version.row.fog_region_count)
     for f in F.FIGURES:
         if F.applies(f, fog):
             col = cols[f.column][~np.isnan(cols["won"])] if f.analysed_only else cols[f.column]
             value = F.exit_shares(col) if f.kind == F.CATEGORIES else F.value(f, col)
-            out.figures[f.name] = FigureDiff(f.name, f.kind, 0.0, None, value, None, ci=None, p=None, boards=len(col))
+            out.figures[f.name] = FigureDiff(f.name, f.kind, 0.0, base=None, head=value, delta=None, boards=len(col))
     out.samples, out.stored = settings.samples, {"head": hb.stored}
     return out
 
@@ -325,14 +351,14 @@ def removed_row(base: Source, key: tuple[int, int]) -> RowDiff:
     out = RowDiff(key, REMOVED)
     report = base.rows[key].report
     if report is not None:
-        out.base_verdicts = {"A": report.get("assertion_a"), "A''": report.get("assertion_a2"),
-                             "A'": report.get("assertion_a1"), "B": report.get("assertion_b"),
-                             "B'": report.get("assertion_b1"), "green": report.get("green")}
+        out.base_verdicts = report_verdicts(report)
     return out
 
 
 def identical_row(base: Source, head: Source, key: tuple[int, int]) -> RowDiff:
-    out = RowDiff(key, IDENTICAL)
+    """A row whose boards did not change: only E, which reads its neighbours
+    in the table, can change its verdict."""
+    out = RowDiff(key, IDENTICAL, base_verdicts={"E": e_verdict(base, key)}, head_verdicts={"E": e_verdict(head, key)})
     if base.rows[key].boss != head.rows[key].boss:
         out.notes.append(f"Boss flag {base.rows[key].boss}->{head.rows[key].boss}: its overlays change, its boards do not")
     return out
@@ -386,11 +412,9 @@ def compare(base: Source, head: Source, settings: Settings, root: Path | None = 
     s = settings
     if base.catalog is not None and head.catalog is not None:
         compared = {r.key: r.state for r in rows if r.state in (MODIFIED, IDENTICAL)}
-        out.overlays, notes = overlay_diff.compare(base, head, compared, s.samples, s.master_seed, margins, s.alpha,
-                                                   s.resamples, store, kept)
+        out.overlays, notes = overlay_diff.compare(base, head, compared, s, margins, store, kept)
         out.notes += notes
-        out.strata = strata_diff.compare(base, head, s.samples, s.master_seed, s.adventures, margins, s.alpha,
-                                         s.resamples, store)
+        out.strata = strata_diff.compare(base, head, s, margins, store)
     elif any(c is not None and (c.variation is not None or c.pools) for c in (base.catalog, head.catalog)):
         out.notes.append("overlays and strata not compared: the warehouse keeps neither the variation table nor the "
                          "node-map pools its calibration was made with")
@@ -404,7 +428,10 @@ def compare(base: Source, head: Source, settings: Settings, root: Path | None = 
 def flag(diff: CalibrationDiff) -> None:
     """Benjamini-Hochberg over every tested figure of every modified row, every
     compared row's overlays and every changed pool's drawn maps, then the
-    flags: q <= alpha and the estimate beyond the margin."""
+    flags (``paired.FLAG_RULE``): q <= alpha and the estimate beyond the
+    margin. q is at least p, and p at least the interval's own p, so a
+    flagged figure's interval leaves out zero; whether it lies beyond the
+    margin too, each flag says (``FigureDiff.flag_reading``)."""
     tested = [f for r in diff.of(MODIFIED) for f in r.figures.values() if f.p is not None]
     tested += [f for o in diff.overlays for f in o.figures.values() if f.p is not None]
     tested += [f for lv in diff.strata.levels for f in lv.figures.values() if f.p is not None]

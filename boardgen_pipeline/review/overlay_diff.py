@@ -38,16 +38,16 @@ import numpy as np
 
 from boardgen_pipeline import canonical
 from boardgen_pipeline.board.r0 import layouts_to_arrays, r0_batch
-from boardgen_pipeline.board.rng import initial_state
 from boardgen_pipeline.calibration.batch import batch_scopes
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import pairing
-from boardgen_pipeline.review.paired import FigureDiff, RowFigures, decided, measure
+from boardgen_pipeline.review.paired import FigureDiff, RowFigures, measure, resample_seed
 from boardgen_pipeline.review.sources import Source
 from boardgen_pipeline.scopes import sigma
 from boardgen_pipeline.variants.table import candidate_pools
 
 if TYPE_CHECKING:
+    from boardgen_pipeline.review.asked import Settings
     from boardgen_pipeline.variants.batch import OverlayBatch
 
 TABLES = ("variation.toml", "resource_weights.toml")  # the tables besides board_gen that decide overlays
@@ -185,27 +185,26 @@ def columns(placed: OverlayBatch, checks: dict, weights, types: tuple[str, ...])
 
 
 def compare_row(base: Source, head: Source, key: tuple[int, int], state: str, why: list[str],
-                base_records: list[dict], head_records: list[dict], margins: dict[str, float], alpha: float,
-                master_seed: int, resamples: int) -> OverlayDiff:
+                base_records: list[dict], head_records: list[dict], settings: Settings,
+                margins: dict[str, float]) -> OverlayDiff:
     """Row ``key``'s overlays of both states on their boards of the same
     scopes (``base_records``/``head_records``: the calibration batch, the
-    same boards when the row is identical), every overlay figure compared."""
+    same boards when the row is identical), every overlay figure compared
+    (``settings``: the diff's; ``margins``: the margins it resolved)."""
     out = OverlayDiff(key, state, why, samples=len(head_records))
-    placed_b, checks_b = place(base, key, base_records, master_seed)
-    placed_h, checks_h = place(head, key, head_records, master_seed)
+    placed_b, checks_b = place(base, key, base_records, settings.master_seed)
+    placed_h, checks_h = place(head, key, head_records, settings.master_seed)
     types = (NONE, *sorted(set(placed_b.type_ids) | set(placed_h.type_ids)))
     figures = tuple(replace(f, categories=types) if f.kind == F.CATEGORIES else f for f in F.OVERLAY_FIGURES)
-    seed = initial_state(RESAMPLE_LABEL, sigma(*key), master_seed)
     out.figures = measure(columns(placed_b, checks_b, base.catalog.resources, types),
-                          columns(placed_h, checks_h, head.catalog.resources, types), False, margins, 1 - alpha,
-                          seed, resamples, figures)
-    for d in out.figures.values():
-        d.decided = decided(d)
+                          columns(placed_h, checks_h, head.catalog.resources, types), False, margins,
+                          1 - settings.alpha, resample_seed(RESAMPLE_LABEL, sigma(*key), settings.master_seed),
+                          settings.resamples, figures)
     return out
 
 
-def compare(base: Source, head: Source, keys: dict[tuple[int, int], str], samples: int, master_seed: int,
-            margins: dict[str, float], alpha: float, resamples: int, store: pairing.StoredBoards,
+def compare(base: Source, head: Source, keys: dict[tuple[int, int], str], settings: Settings,
+            margins: dict[str, float], store: pairing.StoredBoards,
             boards: dict | None = None) -> tuple[list[OverlayDiff], list[str]]:
     """The overlay diff of every row of ``keys`` (key -> the row's state) whose
     overlay inputs differ (module docstring), and the notes. ``boards``:
@@ -228,13 +227,13 @@ def compare(base: Source, head: Source, keys: dict[tuple[int, int], str], sample
             if key in boards:
                 b, h = boards[key]
             else:
-                scopes = batch_scopes(*key, samples)
-                b = pairing.boards(base.rows[key], base.header, scopes, master_seed, store).records
-                h = b if state == "identical" else pairing.boards(head.rows[key], head.header, scopes, master_seed,
+                scopes, seed = batch_scopes(*key, settings.samples), settings.master_seed
+                b = pairing.boards(base.rows[key], base.header, scopes, seed, store).records
+                h = b if state == "identical" else pairing.boards(head.rows[key], head.header, scopes, seed,
                                                                   store).records
         except pairing.NotRebuildable as exc:
             out.append(OverlayDiff(key, state, why, notes=[f"not compared: {exc}"]))
             continue
-        out.append(compare_row(base, head, key, state, why, b[:samples], h[:samples], margins, alpha, master_seed,
-                               resamples))
+        n = settings.samples
+        out.append(compare_row(base, head, key, state, why, b[:n], h[:n], settings, margins))
     return out, notes

@@ -23,9 +23,9 @@ from html import escape
 
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import svg
-from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, CalibrationDiff, RowDiff
+from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, WARNINGS, CalibrationDiff, RowDiff
 from boardgen_pipeline.review.overlay_diff import OverlayDiff
-from boardgen_pipeline.review.paired import FigureDiff
+from boardgen_pipeline.review.paired import BEYOND, FLAG_RULE, MAY_BE_WITHIN, FigureDiff
 from boardgen_pipeline.review.strata_diff import LevelStrata
 
 COMMENT_LIMIT = 65_536  # GitHub's largest issue or pull-request comment
@@ -54,6 +54,30 @@ def q_text(q) -> str:
     return "<0.001" if q < 0.001 else f"{q:.3f}"
 
 
+def q_of(f: FigureDiff) -> str:
+    """A figure's q-value as the tables show it ("untested" when no test
+    could be computed: never a p of 1)."""
+    return "untested" if f.untested else q_text(f.q)
+
+
+def p_of(f: FigureDiff) -> str:
+    return "untested" if f.untested else q_text(f.p)
+
+
+def mark(f: FigureDiff) -> str:
+    """A flag's mark (``FLAG_LEGEND``): ``*`` the interval lies beyond the
+    margin, ``*?`` it reaches inside it (or there is none)."""
+    if not f.flagged:
+        return ""
+    return " *" if f.beyond_margin else " *?"
+
+
+# What the marks say, beside every flag (docs/review.md "The flag rule").
+FLAG_LEGEND = [f"* {FLAG_RULE}; {BEYOND}",
+               f"*? flagged, but {MAY_BE_WITHIN} (the categories have no interval)",
+               "untested: no test could be computed (no board to compare), not 'no evidence'"]
+
+
 def interval(ci) -> str:
     return "-" if ci is None else f"[{number(ci[0])}, {number(ci[1])}]"
 
@@ -77,16 +101,18 @@ def headline(diff: CalibrationDiff) -> list[str]:
 
 
 def shown(row: RowDiff) -> list[FigureDiff]:
-    """The figures worth a line: flagged, or moved."""
-    return [f for f in row.figures.values() if f.flagged or (f.p is not None and f.size > 0)]
+    """The figures worth a line: flagged, moved, or untested."""
+    return tested(row.figures)
 
 
 def f4_text(verdicts: dict | None) -> str:
     """A version's F4 verdict in a few words."""
-    if not verdicts:
+    if not verdicts or all(verdicts.get(a) is None for a in ASSERTIONS if a not in WARNINGS):
         return "F4 not evaluated"
-    failing = [a for a in ASSERTIONS if verdicts.get(a) is False]
-    return "F4 passes" if not failing else f"F4 FAILS ({', '.join(failing)})"
+    failing = [a for a in ASSERTIONS if verdicts.get(a) is False and a not in WARNINGS]
+    warned = [a for a in WARNINGS if verdicts.get(a) is False]
+    said = "F4 passes" if not failing else f"F4 FAILS ({', '.join(failing)})"
+    return said + "".join(f", {a} warns" for a in warned)
 
 
 def exit_moves(f: FigureDiff, short: bool = False) -> str:
@@ -116,7 +142,8 @@ def terminal(diff: CalibrationDiff) -> str:
     lines = [w for line in headline(diff) for w in _wrap(line)]
     changes = diff.verdict_changes
     lines.append("F4 verdict changes:" + (" none" if not changes else ""))
-    lines += [f"  {v.text()}{'   WORSE' if v.worse else ''}" for v in changes]
+    lines += [f"  {v.text()}{'   WORSE' if v.worse else '   worse (a warning)' if v.worsened else ''}"
+              for v in changes]
     for t in diff.tables:
         lines.append(f"table {t['table']}: {t['change']}")
     for note in diff.notes:
@@ -136,17 +163,12 @@ def terminal(diff: CalibrationDiff) -> str:
             lines.append("  every figure equal: no board's figures moved")
             continue
         lines.append(head)
-        for f in figures:
-            mark = " *" if f.flagged else ""
-            if f.kind == F.CATEGORIES:
-                lines.append(f"  {f.name + mark:<22}{exit_moves(f, short=True):<44}{q_text(f.q):>8}")
-                continue
-            lines.append(f"  {f.name + mark:<22}{number(f.base):>8}{number(f.head):>8}{signed(f.delta):>9}  "
-                         f"{interval(f.ci):<19}{q_text(f.q):>8}")
+        lines += [_figure_line(f, f.name) for f in figures]
     lines += _terminal_overlays(diff, head)
     lines += _terminal_strata(diff, head)
     lines.append("")
-    lines.append("* flagged: q <= FDR level and |delta| > the figure's margin (docs/review.md)")
+    lines += [w for line in FLAG_LEGEND for w in _wrap(line)]
+    lines.append("(docs/review.md \"The flag rule\")")
     return "\n".join(lines) + "\n"
 
 
@@ -155,11 +177,13 @@ def label(name: str) -> str:
     return name.removeprefix("overlay_").removeprefix("strata_").replace("solvable_full_logic", "full_logic")
 
 
-def _figure_line(f: FigureDiff) -> str:
-    name = label(f.name) + (" *" if f.flagged else "")
+def _figure_line(f: FigureDiff, name: str | None = None) -> str:
+    """One figure's line of the terminal table (``name``: as shown; its
+    label within an overlay or strata section by default)."""
+    name = (label(f.name) if name is None else name) + mark(f)
     if f.kind == F.CATEGORIES:
-        return f"  {name:<22}{exit_moves(f, short=True):<44}{q_text(f.q):>8}"
-    return f"  {name:<22}{number(f.base):>8}{number(f.head):>8}{signed(f.delta):>9}  {interval(f.ci):<19}{q_text(f.q):>8}"
+        return f"  {name:<22}{exit_moves(f, short=True):<44}{q_of(f):>8}"
+    return f"  {name:<22}{number(f.base):>8}{number(f.head):>8}{signed(f.delta):>9}  {interval(f.ci):<19}{q_of(f):>8}"
 
 
 def overlay_title(o: OverlayDiff) -> str:
@@ -182,8 +206,9 @@ def _terminal_overlays(diff: CalibrationDiff, head: str) -> list[str]:
 
 
 def tested(figures: dict[str, FigureDiff]) -> list[FigureDiff]:
-    """The figures worth a line: flagged, or tested on a difference (not all equal)."""
-    return [f for f in figures.values() if f.flagged or (f.p is not None and f.size > 0)]
+    """The figures worth a line: flagged, tested on a difference (not all
+    equal), or untested (a test that could not be computed is said)."""
+    return [f for f in figures.values() if f.flagged or f.untested or (f.p is not None and f.size > 0)]
 
 
 def moved_exact(figures: dict[str, dict]) -> list[tuple[str, dict]]:
@@ -234,11 +259,11 @@ MD_HEAD = ["| row | figure | base | head | Δ | interval | q | boards same |", "
 
 def _md_figure_line(where: str, f: FigureDiff, same: str = "") -> str:
     """One figure's line of the markdown table (:data:`MD_HEAD`'s columns)."""
-    name = f"**{f.name}** ⚑" if f.flagged else f.name
+    name = (f"**{f.name}** {'⚑' if f.beyond_margin else '⚑?'}") if f.flagged else f.name
     if f.kind == F.CATEGORIES:
-        return f"| {where} | {name} | | | {exit_moves(f)} | | {q_text(f.q)} | {same} |"
+        return f"| {where} | {name} | | | {exit_moves(f)} | | {q_of(f)} | {same} |"
     return (f"| {where} | {name} | {number(f.base)} | {number(f.head)} | {signed(f.delta)} | "
-            f"{interval(f.ci)} | {q_text(f.q)} | {same} |")
+            f"{interval(f.ci)} | {q_of(f)} | {same} |")
 
 
 def _md_section_lines(where: str, figures: list[FigureDiff]) -> list[str]:
@@ -295,8 +320,12 @@ def _md_row(row: RowDiff) -> list[str]:
     return lines
 
 
-LEGEND = ["", "<sub>⚑ flagged: q ≤ FDR level and |Δ| > the figure's margin; intervals paired (bootstrap over boards); "
-          "docs/review.md</sub>", ""]
+LEGEND = ["", "<sub>⚑ flagged: q ≤ FDR level (a change, not noise) and |Δ| > the figure's margin (the estimate "
+          "beyond it), its interval beyond the margin too: the change exceeds it. ⚑? flagged, but its interval "
+          "reaches inside the margin (the categories have none): the change may be smaller than the margin. "
+          "untested: no test could be computed. Intervals paired (bootstrap over boards); a figure's p is never "
+          "below its interval's own, so a flagged figure's interval leaves out zero. docs/review.md, "
+          "\"The flag rule\"</sub>", ""]
 RESERVE = 400  # characters kept for the closing tag and the sentence that says where the comment stops
 
 
@@ -320,7 +349,7 @@ def markdown(diff: CalibrationDiff, full_report: str = "", limit: int = COMMENT_
     if changes:
         blocks.append(("", ["| row | assertion | base | head | |", "|---|---|---|---|---|"]))
         blocks += [("verdict change", [f"| {key_text(v.key)} | {v.assertion} | {said[v.base]} | {said[v.head]} | "
-                                       f"{'worse' if v.worse else 'better'} |"]) for v in changes]
+                                       f"{v.direction} |"]) for v in changes]
     else:
         blocks.append(("", ["None."]))
     flagged = [(r, f) for r in diff.flagged_rows for f in r.figures.values() if f.flagged]
@@ -334,7 +363,7 @@ def markdown(diff: CalibrationDiff, full_report: str = "", limit: int = COMMENT_
         blocks.append(("", table[:2]))
         blocks += [("flagged change", [line]) for line in table[2:] + others]
     else:
-        blocks.append(("", ["None: no change is both significant and larger than its margin."]))
+        blocks.append(("", ["None: no change is both significant and estimated beyond its margin."]))
     blocks.append(("", ["", *(f"- table `{t['table']}`: {t['change']}" for t in diff.tables),
                        *(f"- note: {n}" for n in diff.notes), ""]))
     blocks += [("", lines) for lines in _md_overlays_and_strata(diff)]
@@ -395,8 +424,9 @@ VERDICT_WORDS = {True: "pass", False: "FAIL", None: "(new row)"}
 
 def verdict_cells(v) -> str:
     """One F4 verdict change as the HTML table's cells, in the words the
-    terminal and the markdown use: ``pass``, ``FAIL``, ``pass -> FAIL (worse)``."""
-    change = f"{VERDICT_WORDS[v.base]} -> {VERDICT_WORDS[v.head]} ({'worse' if v.worse else 'better'})"
+    terminal and the markdown use: ``pass``, ``FAIL``, ``pass -> FAIL (worse)``
+    (``VerdictChange.direction``: a warning's, E, says it moves no exit code)."""
+    change = f"{VERDICT_WORDS[v.base]} -> {VERDICT_WORDS[v.head]} ({v.direction})"
     return (f"<td>{key_text(v.key)}</td><td>{escape(v.assertion)}</td><td>{VERDICT_WORDS[v.base]}</td>"
             f"<td>{VERDICT_WORDS[v.head]}</td><td>{escape(change)}</td>")
 BASE_COLOR, HEAD_COLOR = "#7f7f7f", "#1f77b4"
@@ -435,7 +465,7 @@ def html(diff: CalibrationDiff, reports: dict | None = None) -> str:
     body.append("<h2>F4 verdict changes</h2>")
     if changes:
         body.append("<table><tr><th>row</th><th>assertion</th><th>base</th><th>head</th><th>change</th></tr>")
-        body += [f'<tr class="{"worse" if v.worse else "better"}">{verdict_cells(v)}</tr>' for v in changes]
+        body += [f'<tr class="{"worse" if v.worsened else "better"}">{verdict_cells(v)}</tr>' for v in changes]
         body.append("</table>")
     else:
         body.append("<p>None.</p>")
@@ -462,6 +492,10 @@ def html(diff: CalibrationDiff, reports: dict | None = None) -> str:
             panels.append(svg.panel(name, [base, head], marks, unit=UNITS.get(name, ""), targets=targets, boss=boss))
         body.append(f"<h3>level {level}</h3><div class=\"level\">{''.join(panels)}</div>")
     body.append("<h2>Changed rows</h2>")
+    body.append(f"<p class=\"legend\">{escape(FLAG_RULE)}. The flag column says whether the interval lies beyond "
+                "the margin too (the change exceeds it) or reaches inside it (the change may be smaller than the "
+                "margin). &ldquo;untested&rdquo;: no test could be computed. A figure's p is never below its "
+                "interval's own, so a flagged figure's interval leaves out zero (docs/review.md).</p>")
     for row in sorted(diff.rows, key=lambda r: (not r.flagged, r.key)):
         if row.state not in (MODIFIED, ADDED, REMOVED):
             continue
@@ -476,19 +510,20 @@ def html(diff: CalibrationDiff, reports: dict | None = None) -> str:
 
 def _html_table(figures: list[FigureDiff], exact: list[tuple[str, dict]] = ()) -> str:
     rows = ["<table><tr><th>figure</th><th>base</th><th>head</th><th>delta</th><th>interval</th><th>p</th><th>q</th>"
-            "<th>margin</th></tr>"]
+            "<th>margin</th><th>flag</th></tr>"]
     for f in figures:
         cls = ' class="flag"' if f.flagged else ""
+        flag = escape(f"⚑ {f.flag_reading}") if f.flagged else ""
         if f.kind == F.CATEGORIES:
-            rows.append(f"<tr{cls}><td>{f.name}</td><td colspan=4>{escape(exit_moves(f))}</td><td>{q_text(f.p)}</td>"
-                        f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
+            rows.append(f"<tr{cls}><td>{f.name}</td><td colspan=4>{escape(exit_moves(f))}</td><td>{p_of(f)}</td>"
+                        f"<td>{q_of(f)}</td><td>{number(f.margin)}</td><td>{flag}</td></tr>")
             continue
         rows.append(f"<tr{cls}><td>{f.name}</td><td>{number(f.base)}</td><td>{number(f.head)}</td>"
-                    f"<td>{signed(f.delta)}</td><td>{interval(f.ci)}</td><td>{q_text(f.p)}</td>"
-                    f"<td>{q_text(f.q)}</td><td>{number(f.margin)}</td></tr>")
+                    f"<td>{signed(f.delta)}</td><td>{interval(f.ci)}</td><td>{p_of(f)}</td>"
+                    f"<td>{q_of(f)}</td><td>{number(f.margin)}</td><td>{flag}</td></tr>")
     for name, v in exact:
         rows.append(f"<tr><td>{escape(name)}</td><td>{number(v['base'])}</td><td>{number(v['head'])}</td>"
-                    f"<td>{signed(v['delta'])}</td><td colspan=4>exact, paired: false</td></tr>")
+                    f"<td>{signed(v['delta'])}</td><td colspan=5>exact, paired: false</td></tr>")
     return "".join(rows) + "</table>"
 
 
@@ -511,7 +546,7 @@ def _html_overlays_and_strata(diff: CalibrationDiff) -> list[str]:
             exact += [(f"first adventure {n}", v) for n, v in moved_exact(lv.first_adventure)]
             exact += [(f"template {t['template_id']} ({t['change']}) {n}", v) for t in lv.templates
                       for n, v in moved_exact(t["figures"])]
-            body.append(_html_table([f for f in lv.figures.values() if f.p is not None and f.size > 0], exact))
+            body.append(_html_table(tested(lv.figures), exact))
     return body
 
 

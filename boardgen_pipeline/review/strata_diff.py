@@ -15,8 +15,8 @@ order, so level ``L``'s is its place among the pool's levels, and the map
 replays alone from it (``nodemap.replay_level``, the function the
 pipeline's determinism check holds the draws to). Only the changed levels
 are drawn, and base and head draw with the same stream: a drawn map's figure (the mean of its board nodes' row figures, one
-node one board) is compared **paired by adventure** (Wilcoxon signed-rank,
-paired bootstrap: ``paired.measure``), and joins the diff's false discovery
+node one board) is compared **paired by adventure** (the sign-flip test of
+the mean, paired bootstrap: ``paired.measure``), and joins the diff's false discovery
 control. Where nothing pairs, the output says ``paired: false`` and gives no
 test rather than pretend:
 
@@ -34,20 +34,23 @@ whitespace edit): no draw, no row figure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from boardgen_pipeline import canonical
-from boardgen_pipeline.board.rng import initial_state
 from boardgen_pipeline.calibration.batch import batch_scopes, difficulty_figures, evaluate_row
 from boardgen_pipeline.nodemap import fixed_map, replay_level
 from boardgen_pipeline.nodemap.draw import level_scope
 from boardgen_pipeline.nodemap.model import BOARD_TYPES
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import pairing
-from boardgen_pipeline.review.paired import FigureDiff, decided, measure
+from boardgen_pipeline.review.paired import FigureDiff, measure, resample_seed
 from boardgen_pipeline.review.sources import Source
 from boardgen_pipeline.steps import stratify
+
+if TYPE_CHECKING:
+    from boardgen_pipeline.review.asked import Settings
 
 RESAMPLE_LABEL = "review_resample_strata"  # its own stream, one scope a level
 ROW_FIGURES = "head"  # whose row figures both sides stand on (module docstring)
@@ -154,9 +157,11 @@ def _by_template(records: list[dict]) -> dict[tuple[int, str], dict]:
     return {(r["level_index"], r["template_id"]): r for r in records if r["kind"] == "template"}
 
 
-def compare(base: Source, head: Source, samples: int, master_seed: int, adventures: int,
-            margins: dict[str, float], alpha: float, resamples: int, store: pairing.StoredBoards) -> StrataDiff:
-    """The strata diff (module docstring)."""
+def compare(base: Source, head: Source, settings: Settings, margins: dict[str, float],
+            store: pairing.StoredBoards) -> StrataDiff:
+    """The strata diff (module docstring; ``settings``: the diff's, whose
+    ``adventures`` draw the maps; ``margins``: the margins it resolved)."""
+    samples, master_seed, adventures = settings.samples, settings.master_seed, settings.adventures
     out = StrataDiff(adventures=adventures)
     bp = base.catalog.pools if base.catalog is not None else None
     hp = head.catalog.pools if head.catalog is not None else None
@@ -220,10 +225,8 @@ def compare(base: Source, head: Source, samples: int, master_seed: int, adventur
             continue
         cols = {side: {f.column: np.array([pair[i][f.column] for pair in ok]) for f in F.STRATA_FIGURES}
                 for i, side in enumerate(("base", "head"))}
-        lv.figures = measure(cols["base"], cols["head"], False, margins, 1 - alpha,
-                             initial_state(RESAMPLE_LABEL, level, master_seed), resamples, F.STRATA_FIGURES)
-        for d in lv.figures.values():
-            d.decided = decided(d)
+        lv.figures = measure(cols["base"], cols["head"], False, margins, 1 - settings.alpha,
+                             resample_seed(RESAMPLE_LABEL, level, master_seed), settings.resamples, F.STRATA_FIGURES)
     return out
 
 

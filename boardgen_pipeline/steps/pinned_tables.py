@@ -51,7 +51,7 @@ def pin(root, tables_dir) -> Path:
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
         try:
-            os.rename(temp, target)
+            files.rename(temp, target)
         except OSError:
             if not target.is_dir():  # another night pinned the same tables first: theirs is the same bytes
                 raise

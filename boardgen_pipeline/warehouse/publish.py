@@ -128,7 +128,7 @@ def quarantine(root: Path | str, paths) -> list[Path]:
         target = root / DAMAGED / path.resolve().relative_to(root.resolve())
         with datasets.storage_faults(target):
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(path, target)
+            files.rename(path, target)
         moved.append(target)
     return moved
 
