@@ -33,7 +33,17 @@ from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration import fingerprints
 from boardgen_pipeline.check_names import CHECK_E
 from boardgen_pipeline.errors import ClusterError
-from boardgen_pipeline.steps import chain, currency, determinism, night, publish_rows, row_checks, stratify, table_check
+from boardgen_pipeline.steps import (
+    chain,
+    currency,
+    determinism,
+    night,
+    publish_rows,
+    red_rows,
+    row_checks,
+    stratify,
+    table_check,
+)
 from boardgen_pipeline.warehouse import publish, views
 from boardgen_pipeline.words import count, rounded
 
@@ -96,17 +106,6 @@ CHECK_SPECS = [
 ]
 
 
-def row_failures(result: chain.RowResult) -> dict[str, str]:
-    """Why a row is red, ``{what: words}``: each failing F4 assertion of error
-    severity (``{"A": "14 of 256 boards below target 0.99"}``), or its boards
-    changed without a change of the row (``drift``); empty for a row that
-    passes (warnings allowed)."""
-    if result.reproduction is not None and result.reproduction.kind == determinism.DRIFT:
-        return {"drift": f"{result.reproduction.differing} boards changed without a change of the row (first: "
-                         f"scope {result.reproduction.scope}); the stored files are kept"}
-    return {o.assertion: o.description for o in row_checks.failing(result.outcomes.get(BOARDS, ()))}
-
-
 def boards_metadata(result: chain.RowResult, edited: str = "") -> dict:
     """A row's boards as its partition page shows them: its F4 verdict first
     (one line, then each assertion), what the edit changed, the key figures
@@ -114,10 +113,7 @@ def boards_metadata(result: chain.RowResult, edited: str = "") -> dict:
     its boards are."""
     figures = dict(result.figures.get(BOARDS) or {})
     outcomes = result.outcomes.get(BOARDS, ())
-    failures = row_failures(result)
-    line = ("FAIL: " + "; ".join(f"{k}: {v}" for k, v in failures.items())) if failures else \
-        row_checks.verdict_line(outcomes)
-    metadata = {"F4": dg.MetadataValue.text(line)}
+    metadata = {"F4": dg.MetadataValue.text(red_rows.verdict(result))}
     metadata.update({f"{o.assertion} ({o.name})": dg.MetadataValue.text(
         "pass" if o.passed else ("FAIL" if o.severity == "error" else "warning")) for o in outcomes})
     if edited:
@@ -146,11 +142,7 @@ def boards_observation(result: chain.RowResult, edited: str = "") -> dg.AssetObs
     its partition, as an observation; no materialization, so once the run
     fails the partition reads as failed (docs/decisions/partition-verdicts.md)."""
     metadata = boards_metadata(result, edited)
-    published = result.published and BOARDS in result.digests
-    metadata["published"] = dg.MetadataValue.text(
-        "yes: the boards are in the warehouse, failing" if published else
-        "no: the batch is withheld (A'), in _rejected/" if not result.published else
-        "no: the stored boards are kept")
+    metadata["published"] = dg.MetadataValue.text(red_rows.published(result))
     return dg.AssetObservation(BOARDS, partition=result.partition_key, metadata=metadata)
 
 
@@ -170,7 +162,7 @@ def _rows_of(context: dg.AssetExecutionContext, table) -> tuple[list, list]:
 def run_rows(context, found, workers: RowWorkers, catalog, keys, stages, edited: dict | None = None):
     """Every row of ``keys`` through its chain, each recorded as it is
     published; ``(made, failed)``: the rows made, and the rows that raised.
-    A row that fails (``row_failures``: an F4 assertion of error severity, or
+    A row that is red (``red_rows.why_red``: an F4 assertion of error severity, or
     boards that changed without a change of the row) records its verdict as
     an observation, not a materialization; the step fails once every row and
     check is recorded (``calibrate``). ``edited``: what the edit changed in
@@ -190,7 +182,7 @@ def run_rows(context, found, workers: RowWorkers, catalog, keys, stages, edited:
             made.append(result)
             if BOARDS not in stages:
                 continue
-            failures = row_failures(result)
+            failures = red_rows.why_red(result)
             if failures:
                 context.log.error(f"row {result.partition_key} fails: "
                                   + "; ".join(f"{k}: {v}" for k, v in failures.items()))
@@ -244,64 +236,29 @@ def _table_assets(made: list, stages, selected: set, found):
 
 
 def rejudged_observations(root, catalog, samples: int, master_seed: int, made: list):
-    """The verdicts that read other rows (E), judged again on the table now,
-    on the partition of each row of an edited row's level that this run did
-    not make: its stored E was judged with its neighbours as they were
-    (``row_checks.cross_row_records``). Recorded each time, whether E changed
-    or not, so a revert puts the row's page back too."""
-    from boardgen_pipeline.calibration.fingerprints import fingerprints_now, partition_key
-
-    table = catalog.board_gen
-    if not table.header.monotone_in_depth or not made:
-        return
-    levels = {r.key[0] for r in made}
-    done = {r.key for r in made}
-    keys = [k for k in table.keys() if k[0] in levels and k not in done]
-    now = fingerprints_now(table, samples, master_seed)
-    stored = publish.read_row_records(root, row_checks.DATASET, keys)
-    cross = row_checks.cross_row_records(table, now)
-    changed = ", ".join(f"({r.key[0]},{r.key[1]})" for r in made)
-    for key in keys:
-        pk = partition_key(key)
-        found = [row_checks.outcome_of(r) for r in stored.get(key, [])
-                 if r["asset"] == BOARDS and r["fingerprint"] == now[pk] and r["check"] not in row_checks.CROSS_ROW]
-        if not found:
-            continue  # not calibrated as it is now: its own run will say
-        rejudged = [row_checks.outcome_of(r) for r in cross[pk].values()]
-        metadata = {"F4": dg.MetadataValue.text(row_checks.verdict_line([*found, *rejudged]))}
-        for o in rejudged:
-            metadata[f"{o.assertion} ({o.name})"] = dg.MetadataValue.text(
-                "pass" if o.passed else f"warning: {o.description}")
-        metadata["re-judged"] = dg.MetadataValue.text(
-            f"row {changed} changed: E compares the rows of level {key[0]}, so row ({key[0]},{key[1]}) is judged again "
-            "on the table now (its boards did not change)")
-        yield dg.AssetObservation(BOARDS, partition=pk, metadata=metadata)
+    """The verdicts that read other rows, judged again on the table now, on
+    the page of each row of an edited row's level the run did not make
+    (``red_rows.rejudged``)."""
+    pages = red_rows.rejudged(root, catalog, samples, master_seed, [r.key for r in made])
+    for pk, page in pages.items():
+        yield dg.AssetObservation(BOARDS, partition=pk, metadata={k: dg.MetadataValue.text(v) for k, v in page.items()})
 
 
 def failure(made: list, raised: list[str], edited: dict, reports: dict) -> dg.Failure | None:
-    """The step's failure once everything is recorded: the rows that fail
-    (their partitions then read as failed) and the rows that raised; None
-    when there are neither. ``metadata["verdict_only"]``: nothing raised, the
-    run failed on its rows' verdicts (``boardgen nightly`` counts it as
-    failed checks, exit 3, not as a failed run)."""
-    failing = {r.partition_key: row_failures(r) for r in made if row_failures(r)}
-    if not failing and not raised:
+    """The step's failure once everything is recorded (``red_rows.failure_text``),
+    None when no row is red and none raised. ``metadata["verdict_only"]``:
+    nothing raised, the run failed on its rows' verdicts (``boardgen nightly``
+    counts it as failed checks, exit 3, not as a failed run)."""
+    red = {r.partition_key: red_rows.why_red(r) for r in made if red_rows.why_red(r)}
+    if not red and not raised:
         return None
-    parts = []
-    if failing:
-        named = "; ".join(f"{pk} ({', '.join(why)}" + (f"; edited: {edited[pk]}" if pk in edited else "") + ")"
-                          for pk, why in failing.items())
-        parts.append(f"F4 fails on {len(failing)} of {count(len(made) + len(raised), 'row')}: {named}. "
-                     + ("It reads" if len(failing) == 1 else "Each reads")
-                     + " as failed in the Partitions tab of boards, its verdict and figures on its partition page")
-    if raised:
-        parts.append(f"{len(raised)} of {count(len(made) + len(raised), 'row')} failed: " + "; ".join(raised[:5]))
-    metadata = {"verdict_only": not raised, "failing_rows": {pk: why for pk, why in failing.items()}}
+    metadata = {"verdict_only": not raised, "failing_rows": red}
     if edited:
         metadata["edited"] = edited
     metadata.update({f"edited {pk} against its previous version": dg.MetadataValue.md(md)
                      for pk, md in reports.items()})
-    return dg.Failure(description=". ".join(parts), metadata=metadata, allow_retries=False)
+    return dg.Failure(description=red_rows.failure_text(red, len(made) + len(raised), raised, edited),
+                      metadata=metadata, allow_retries=False)
 
 
 @dg.multi_asset(
