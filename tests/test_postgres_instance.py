@@ -182,7 +182,7 @@ def test_retention_forgets_a_run_whole_on_postgresql(postgres_home, postgres_dat
     rc, out, err = nightly(small_nightly["tables"], tmp_path / "wh", postgres_home, "--keep-runs", "1",
                            samples=small_nightly["samples"])
     assert rc == 0, out + err
-    forgotten = int(re.search(r"retention: (\d+) old run\(s\) forgotten", " ".join(out.split())).group(1))
+    forgotten = int(re.search(r"retention: (\d+) old runs? forgotten", " ".join(out.split())).group(1))
     db = _pg_connect(postgres_database)
     try:
         cur = db.cursor()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.words import count
 
 OK, FAIL, WARN = "[green]ok[/]", "[red]FAIL[/]", "[yellow]warn[/]"
 
@@ -170,7 +171,8 @@ class Verdict:
         return Exit.OK
 
     def lines(self) -> list[str]:
-        out = [f"checks: {self.evaluated} evaluated, {len(self.failed_checks)} failed, {len(self.warnings)} warning(s)"]
+        out = [f"checks: {self.evaluated} evaluated, {len(self.failed_checks)} failed, "
+               f"{count(len(self.warnings), 'warning')}"]
         out += [f"  {FAIL} {key} {name}: {text}" for key, name, text in self.failed_checks]
         out += [f"  {WARN} {key} {name}: {text}" for key, name, text in self.warnings]
         out += [f"  [red]run failed[/] {key} (run {run_id}): {text}" for key, run_id, text in self.failed_runs]
