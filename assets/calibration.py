@@ -12,7 +12,7 @@ rows, so runs side by side record side by side. The other assets are the
 table's (their files are per row, their state is the table's): each is
 materialized once per run, with what the run made. The checks are
 table-wide (``steps.table_check``): every row's stored verdicts, one scan,
-recorded as evaluated now (``checks``).
+never left "not evaluated" by a run that judged the rows (``checks``).
 
 **A failing row is red** (docs/decisions/partition-verdicts.md): a row whose
 batch fails an F4 assertion of error severity, published (A) or withheld
@@ -47,7 +47,7 @@ from boardgen_pipeline.steps import (
 from boardgen_pipeline.warehouse import publish, views
 from boardgen_pipeline.words import count, rounded
 
-from .checks import check_evaluation
+from .checks import check_result
 from .home import event_log_held_open
 from .names import (
     BOARDS,
@@ -296,6 +296,9 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     yield from _table_assets(made, stages, selected, found)
     checks = {k.name: k for k in context.selected_asset_check_keys}
+    # a run of one row partition that did not materialize it (a red row) judges the warehouse now: its checks
+    # name no target materialization (the row's old one would read "Not evaluated": ``checks``)
+    now = context.has_partition_key and not any(BOARDS in r.digests and not red_rows.why_red(r) for r in made)
     reports = {}
     if an_edit and made and BOARDS in stages:
         # what the edit did to each row it changed, against the row's previous version
@@ -310,24 +313,24 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
         verdicts = table_check.table_verdicts(root, catalog, found.samples, found.master_seed)
         for asset, o in verdicts.all():
             if o.name in checks:
-                yield check_evaluation(o, asset)
+                yield check_result(o, asset, now=now and asset == BOARDS)
         if CHECK_E in checks and BOARDS in stages:
             yield from rejudged_observations(root, catalog, found.samples, found.master_seed, made)
         if determinism.CHECK in checks:
-            yield check_evaluation(determinism.outcome(root, table, found.samples, found.master_seed), BOARDS,
-                                   overview=True)
+            yield check_result(determinism.outcome(root, table, found.samples, found.master_seed), BOARDS,
+                               overview=True, now=now)
         if table_check.CHECK_EVERY_ROW in checks:
             every = table_check.every_row_outcome(root, table, found.samples, found.master_seed,
                                                   unfinished_rows(context))
             every.pictures.update({f"edited {pk} against its previous version": md for pk, md in reports.items()})
-            yield check_evaluation(every, REPORT, overview=True)
+            yield check_result(every, REPORT, overview=True)
     if STRATA in selected:
         result = stratify.run_strata(root, catalog, found.samples, found.master_seed, found.adventures)
         yield dg.MaterializeResult(asset_key=STRATA, data_version=dg.DataVersion(publish.file_digest(result.path)),
                                    metadata={**rounded(result.summary()), "path": dg.MetadataValue.path(result.path)})
         for o in result.outcomes:
             if o.name in checks:
-                yield check_evaluation(o, STRATA)
+                yield check_result(o, STRATA)
     views.refresh_views_atomic(root)  # once, when the step made a dataset's first file
     stop = failure(made, failed, edited, reports)
     if stop is not None:

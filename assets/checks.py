@@ -9,15 +9,20 @@ rows' pictures, which the UI shows at the top of the check's page), its
 numbers as metadata (rounded for reading: ``words.rounded``), its pictures as
 Markdown entries.
 
-**Evaluated now, never "not evaluated".** A table-wide check judges the
-warehouse as it is when the check runs, not one materialization. Yielded as an
-``AssetCheckResult`` from a step of one row partition, Dagster ties the result
-to that partition's latest materialization; when the run withheld the row (an
-illegal batch, a failing row: docs/decisions/partition-verdicts.md), that is
-an older materialization than the asset's latest, and the UI's Checks tab read
-every check of ``boards`` as "Not evaluated". An ``AssetCheckEvaluation``
-yielded as it is carries no target materialization, so the UI takes it as
-evaluated after the asset's latest materialization, which it is.
+**Never "not evaluated" after a run that judged the rows.** The UI shows a
+check's latest execution when it targets the asset's latest materialization.
+An ``AssetCheckResult`` targets what the engine finds: in a step without a
+partition (the table run, a range), the asset's latest materialization, which
+matches; in a step of one row partition, *that row's* latest
+materialization. When the run did not materialize the row (an illegal batch,
+a failing row: docs/decisions/partition-verdicts.md), that is an older one
+than the asset's latest, and every check of ``boards`` read "Not evaluated".
+There (``now=True``) the check is an ``AssetCheckEvaluation`` with no target,
+which the UI takes as evaluated after the asset's latest materialization (by
+the time of the check's planned row: one-second resolution on SQLite, so an
+``AssetCheckResult``, which names its target exactly, is kept everywhere
+else: a table run planned within the second of the rows run's last
+materialization read "Not evaluated" otherwise).
 """
 
 import dagster as dg
@@ -55,14 +60,13 @@ def _fields(outcome: outcomes.CheckOutcome, overview: bool) -> dict:
             "severity": dg.AssetCheckSeverity.WARN if outcome.severity == "warning" else dg.AssetCheckSeverity.ERROR}
 
 
-def check_evaluation(outcome: outcomes.CheckOutcome, asset_key: str, overview: bool = False) -> dg.AssetCheckEvaluation:
-    """``outcome`` as the evaluation of the check of that name on
-    ``asset_key``, evaluated now (module docstring); ``overview``: the
-    description leads with the outcome's overview picture."""
-    return dg.AssetCheckEvaluation(asset_key=dg.AssetKey(asset_key), blocking=False, **_fields(outcome, overview))
-
-
-def check_result(outcome: outcomes.CheckOutcome, asset_key: str) -> dg.AssetCheckResult:
-    """``outcome`` as the result of a check returned with the materialization
-    it judges (``node_map_draws``: the check and its asset, one step)."""
-    return dg.AssetCheckResult(asset_key=asset_key, **_fields(outcome, False))
+def check_result(outcome: outcomes.CheckOutcome, asset_key: str, overview: bool = False,
+                 now: bool = False) -> dg.AssetCheckResult | dg.AssetCheckEvaluation:
+    """``outcome`` as the result of the check of that name on ``asset_key``;
+    ``overview``: the description leads with the outcome's overview picture;
+    ``now``: an evaluation of the warehouse as it stands, with no target
+    materialization (module docstring: a row partition the run did not
+    materialize)."""
+    if now:
+        return dg.AssetCheckEvaluation(asset_key=dg.AssetKey(asset_key), blocking=False, **_fields(outcome, overview))
+    return dg.AssetCheckResult(asset_key=asset_key, **_fields(outcome, overview))
