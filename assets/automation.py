@@ -50,6 +50,8 @@ from .names import (  # noqa: I001
     REASON_TAG,
     ROW_ASSETS,
     ROWS_JOB,
+    SCHEDULE,
+    SCHEDULE_NAME_TAG,
     STRATA,
     TABLE_JOB,
     TABLES,
@@ -103,7 +105,7 @@ def _report(bad) -> str:
 
 
 @dg.schedule(
-    name="nightly_calibration",
+    name=SCHEDULE,
     cron_schedule=NIGHTLY_CRON,
     execution_timezone=NIGHTLY_TIMEZONE,
     job=prepare_job,
@@ -133,7 +135,8 @@ def nightly_calibration(context: dg.ScheduleEvaluationContext):
                              run_config=run_config(found))
     nights.register(context.instance, table)
     first, _ = nights.start(found, night_id, night.SCHEDULE, night.DAEMON)
-    return dg.RunRequest(run_key=first.run_key, tags=first.tags, run_config=first.run_config)
+    return dg.RunRequest(run_key=first.run_key, tags={**first.tags, SCHEDULE_NAME_TAG: SCHEDULE},
+                         run_config=first.run_config)
 
 
 def _follow(context: dg.RunStatusSensorContext):

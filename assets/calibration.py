@@ -11,10 +11,19 @@ materialization per published row as it arrives: the run records its own
 rows, so runs side by side record side by side. The other assets are the
 table's (their files are per row, their state is the table's): each is
 materialized once per run, with what the run made. The checks are
-table-wide (``steps.table_check``): every row's stored verdicts, one scan.
-A row whose batch A' withholds gets no ``boards`` materialization (it reads
-as missing, beside a failing A'); a row that raises fails the run after the
-others are recorded (its partition reads as failed).
+table-wide (``steps.table_check``): every row's stored verdicts, one scan,
+never left "not evaluated" by a run that judged the rows (``checks``).
+
+**A failing row is red** (docs/decisions/partition-verdicts.md): a row whose
+batch fails an F4 assertion of error severity, published (A) or withheld
+(A'), or whose boards changed without a change of the row, gets no ``boards``
+materialization but an observation carrying its verdict and figures; once
+every row, check and figure is recorded, the step fails, naming the rows
+(``failure``). Dagster then reads the row's partition as failed (its planned
+materialization never came, in a failed run): red in the Partitions tab,
+counted by its "Failed" filter, a red banner on the partition's page, whose
+metadata leads with the observed verdict; the asset red in the graph; the
+run red. A row that raises fails the run the same way.
 """
 
 import dagster as dg
@@ -22,9 +31,21 @@ import dagster as dg
 from boardgen_pipeline import settings as boardgen_settings
 from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.calibration import fingerprints
+from boardgen_pipeline.check_names import CHECK_E
 from boardgen_pipeline.errors import ClusterError
-from boardgen_pipeline.steps import chain, currency, determinism, night, publish_rows, row_checks, stratify, table_check
+from boardgen_pipeline.steps import (
+    chain,
+    currency,
+    determinism,
+    night,
+    publish_rows,
+    red_rows,
+    row_checks,
+    stratify,
+    table_check,
+)
 from boardgen_pipeline.warehouse import publish, views
+from boardgen_pipeline.words import count, rounded
 
 from .checks import check_result
 from .home import event_log_held_open
@@ -62,8 +83,10 @@ SPECS = [
     dg.AssetSpec(BOARDS, deps=[SEED_BATCHES], group_name=GROUP, partitions_def=board_rows, skippable=True,
                  code_version=CODE_VERSIONS[BOARDS],
                  description="A row's N boards (metrics + layout), Parquet under <warehouse>/boards/, published once "
-                             "assertion A' holds (else <warehouse>/_rejected/boards/ and no materialization). Its "
-                             "figures and F4 verdicts ride on the materialization."),
+                             "assertion A' holds (else <warehouse>/_rejected/boards/). A row that passes F4 is "
+                             "materialized, its figures and verdicts on the materialization; a row that fails an "
+                             "error-severity assertion, published or not, is observed with them instead and its run "
+                             "fails once every row is recorded: its partition reads as failed."),
     dg.AssetSpec(OVERLAYS, deps=[BOARDS], group_name=GROUP, skippable=True, code_version=CODE_VERSIONS[OVERLAYS],
                  description="The variant overlay of every published board (type, scope, cells, packs, shortfall, "
                              "whole-board variant), one Parquet file a row under <warehouse>/variant_overlays/."),
@@ -83,23 +106,44 @@ CHECK_SPECS = [
 ]
 
 
-def boards_materialization(result: chain.RowResult) -> dg.AssetMaterialization:
-    """A published row's boards: its F4 verdict first (one line, then each
-    assertion), the key figures as floats (plotted by partition), every
-    figure, its file's digest as data version."""
-    figures = dict(result.figures[BOARDS])
+def boards_metadata(result: chain.RowResult, edited: str = "") -> dict:
+    """A row's boards as its partition page shows them: its F4 verdict first
+    (one line, then each assertion), what the edit changed, the key figures
+    as floats (plotted by partition), every figure (rounded for reading), where
+    its boards are."""
+    figures = dict(result.figures.get(BOARDS) or {})
     outcomes = result.outcomes.get(BOARDS, ())
-    metadata = {"F4": dg.MetadataValue.text(row_checks.verdict_line(outcomes))}
+    metadata = {"F4": dg.MetadataValue.text(red_rows.verdict(result))}
     metadata.update({f"{o.assertion} ({o.name})": dg.MetadataValue.text(
         "pass" if o.passed else ("FAIL" if o.severity == "error" else "warning")) for o in outcomes})
-    metadata.update({k: dg.MetadataValue.float(float(figures[k])) for k in PLOTTED if figures.get(k) is not None})
-    metadata["figures"] = dg.MetadataValue.json(figures)
-    metadata["path"] = dg.MetadataValue.path(result.written[BOARDS])
+    if edited:
+        metadata["edited"] = dg.MetadataValue.text(edited)
+    metadata.update({k: dg.MetadataValue.float(rounded(float(figures[k])))
+                     for k in PLOTTED if figures.get(k) is not None})
+    metadata["figures"] = dg.MetadataValue.json(rounded(figures))
+    if result.written.get(BOARDS):
+        metadata["path"] = dg.MetadataValue.path(result.written[BOARDS])
     # the row's page: what a perfect player risks on it (check F's pictures, kept on every row)
     metadata.update({k: dg.MetadataValue.md(v) for o in outcomes
                      if o.name in row_checks.ALWAYS_PICTURED for k, v in o.pictures.items()})
-    return dg.AssetMaterialization(BOARDS, partition=result.partition_key, metadata=metadata, tags={
-        "dagster/data_version": result.digests[BOARDS][:16], "dagster/code_version": CODE_VERSIONS[BOARDS]})
+    return metadata
+
+
+def boards_materialization(result: chain.RowResult, edited: str = "") -> dg.AssetMaterialization:
+    """A published row that passes: its boards (``boards_metadata``), its
+    file's digest as data version."""
+    return dg.AssetMaterialization(BOARDS, partition=result.partition_key, metadata=boards_metadata(result, edited),
+                                   tags={"dagster/data_version": result.digests[BOARDS][:16],
+                                         "dagster/code_version": CODE_VERSIONS[BOARDS]})
+
+
+def boards_observation(result: chain.RowResult, edited: str = "") -> dg.AssetObservation:
+    """A row that fails, published or withheld: its verdict and figures on
+    its partition, as an observation; no materialization, so once the run
+    fails the partition reads as failed (docs/decisions/partition-verdicts.md)."""
+    metadata = boards_metadata(result, edited)
+    metadata["published"] = dg.MetadataValue.text(red_rows.published(result))
+    return dg.AssetObservation(BOARDS, partition=result.partition_key, metadata=metadata)
 
 
 def _rows_of(context: dg.AssetExecutionContext, table) -> tuple[list, list]:
@@ -115,14 +159,18 @@ def _rows_of(context: dg.AssetExecutionContext, table) -> tuple[list, list]:
     return keys, missing
 
 
-def run_rows(context, found, workers: RowWorkers, catalog, keys, stages):
+def run_rows(context, found, workers: RowWorkers, catalog, keys, stages, edited: dict | None = None):
     """Every row of ``keys`` through its chain, each recorded as it is
-    published; ``(made, failed)`` rows. A row whose boards changed without a
-    change of the row (``steps.determinism``) publishes nothing: it is
-    logged, and the table-wide check names it."""
+    published; ``(made, failed)``: the rows made, and the rows that raised.
+    A row that is red (``red_rows.why_red``: an F4 assertion of error severity, or
+    boards that changed without a change of the row) records its verdict as
+    an observation, not a materialization; the step fails once every row and
+    check is recorded (``calibrate``). ``edited``: what the edit changed in
+    each row (``edit_report.edited_rows``)."""
     made, failed = [], []
+    edited = edited or {}
     with workers.pool(len(keys)) as pool:
-        context.log.info(f"{len(keys)} rows on {pool.describe()}")
+        context.log.info(f"{count(len(keys), 'row')} on {pool.describe()}")
         for task, result, error in publish_rows.run_rows(found.warehouse, catalog, keys, found.samples,
                                                          found.master_seed, pool, stages):
             while pool.notes:
@@ -132,16 +180,15 @@ def run_rows(context, found, workers: RowWorkers, catalog, keys, stages):
                 context.log.error(failed[-1])
                 continue
             made.append(result)
-            if result.reproduction is not None and result.reproduction.kind == determinism.DRIFT:
-                context.log.error(f"row {result.partition_key}: {result.reproduction.differing} boards changed "
-                                  f"without a change of the row (first: scope {result.reproduction.scope}); the "
-                                  "stored files are kept")
-            elif BOARDS in stages:
-                if result.published:
-                    yield boards_materialization(result)
-                else:
-                    context.log.error(f"row {result.partition_key}: {result.figures[BOARDS]['illegal']} illegal "
-                                      f"boards; batch withheld (A') to {result.written.get(BOARDS)}")
+            if BOARDS not in stages:
+                continue
+            failures = red_rows.why_red(result)
+            if failures:
+                context.log.error(f"row {result.partition_key} fails: "
+                                  + "; ".join(f"{k}: {v}" for k, v in failures.items()))
+                yield boards_observation(result, edited.get(result.partition_key, ""))
+            else:
+                yield boards_materialization(result, edited.get(result.partition_key, ""))
     return made, failed
 
 
@@ -161,9 +208,10 @@ def unfinished_rows(context) -> list[str]:
         last = tags.get(RANGE_END) or first
         if first:
             ranges.append((first, last))
-        of = dg.DagsterEventType.ASSET_MATERIALIZATION
-        made.update(r.event_log_entry.dagster_event.partition
-                    for r in instance.get_records_for_run(record.dagster_run.run_id, of_type=of).records)
+        # a row the run judged is recorded, whether it passed (materialization) or failed (observation)
+        for of in (dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION):
+            made.update(r.event_log_entry.dagster_event.partition
+                        for r in instance.get_records_for_run(record.dagster_run.run_id, of_type=of).records)
     return night.unfinished_rows(list(instance.get_dynamic_partitions(PARTITIONS)), ranges, made) if ranges else []
 
 
@@ -187,6 +235,32 @@ def _table_assets(made: list, stages, selected: set, found):
             **base, "reported": len(reports), "green": sum(1 for f in reports if f.get("green"))})
 
 
+def rejudged_observations(root, catalog, samples: int, master_seed: int, made: list):
+    """The verdicts that read other rows, judged again on the table now, on
+    the page of each row of an edited row's level the run did not make
+    (``red_rows.rejudged``)."""
+    pages = red_rows.rejudged(root, catalog, samples, master_seed, [r.key for r in made])
+    for pk, page in pages.items():
+        yield dg.AssetObservation(BOARDS, partition=pk, metadata={k: dg.MetadataValue.text(v) for k, v in page.items()})
+
+
+def failure(made: list, raised: list[str], edited: dict, reports: dict) -> dg.Failure | None:
+    """The step's failure once everything is recorded (``red_rows.failure_text``),
+    None when no row is red and none raised. ``metadata["verdict_only"]``:
+    nothing raised, the run failed on its rows' verdicts (``boardgen nightly``
+    counts it as failed checks, exit 3, not as a failed run)."""
+    red = {r.partition_key: red_rows.why_red(r) for r in made if red_rows.why_red(r)}
+    if not red and not raised:
+        return None
+    metadata = {"verdict_only": not raised, "failing_rows": red}
+    if edited:
+        metadata["edited"] = edited
+    metadata.update({f"edited {pk} against its previous version": dg.MetadataValue.md(md)
+                     for pk, md in reports.items()})
+    return dg.Failure(description=red_rows.failure_text(red, len(made) + len(raised), raised, edited),
+                      metadata=metadata, allow_retries=False)
+
+
 @dg.multi_asset(
     name="calibrate",
     specs=SPECS,
@@ -201,14 +275,19 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
     catalog = load_catalog_or_fail(found)
     selected = {k.to_user_string() for k in context.selected_asset_keys}
     stages = frozenset(s for s in chain.STAGES if s in selected)
-    made, failed = [], []
+    an_edit = context.run.tags.get(night.TRIGGER_TAG) == night.TABLE_EDIT
+    made, failed, edited = [], [], {}
     try:
         with event_log_held_open(context.instance, context.run.run_id):  # a row event costs one log write, not a checkpoint
             if BOARDS in selected:
                 keys, missing = _rows_of(context, catalog.board_gen)
                 for pk in missing:
                     context.log.warning(f"skipped: row {pk} is not in {catalog.board_gen.path}")
-                made, failed = yield from run_rows(context, found, workers, catalog, keys, stages)
+                if an_edit:  # what the edit changed in each row, against its last calibration
+                    from boardgen_pipeline.review import edit_report
+
+                    edited = edit_report.edited_rows(root, catalog, keys)
+                made, failed = yield from run_rows(context, found, workers, catalog, keys, stages, edited)
             elif stages:  # the overlays (or reports) of rows whose boards stay, made current
                 keys = currency.stale_rows(root, catalog, found.samples, found.master_seed,
                                            OVERLAYS if OVERLAYS in stages else REPORT)
@@ -217,6 +296,16 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     yield from _table_assets(made, stages, selected, found)
     checks = {k.name: k for k in context.selected_asset_check_keys}
+    # a run of one row partition that did not materialize it (a red row) judges the warehouse now: its checks
+    # name no target materialization (the row's old one would read "Not evaluated": ``checks``)
+    now = context.has_partition_key and not any(BOARDS in r.digests and not red_rows.why_red(r) for r in made)
+    reports = {}
+    if an_edit and made and BOARDS in stages:
+        # what the edit did to each row it changed, against the row's previous version
+        from boardgen_pipeline.review import edit_report
+
+        reports = edit_report.markdown_against_previous(root, catalog, [r.key for r in made], found.samples,
+                                                        found.master_seed)
     # the rows' F4 verdicts first, the stratified figures after them: neither reads the other, and the
     # verdicts are what a designer waits for after an edit (the strata took 0.6 s before them)
     if set(checks) - {stratify.CHECK_COMPLETE}:
@@ -224,29 +313,25 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
         verdicts = table_check.table_verdicts(root, catalog, found.samples, found.master_seed)
         for asset, o in verdicts.all():
             if o.name in checks:
-                yield check_result(o, asset)
+                yield check_result(o, asset, now=now and asset == BOARDS)
+        if CHECK_E in checks and BOARDS in stages:
+            yield from rejudged_observations(root, catalog, found.samples, found.master_seed, made)
         if determinism.CHECK in checks:
             yield check_result(determinism.outcome(root, table, found.samples, found.master_seed), BOARDS,
-                               overview=True)
+                               overview=True, now=now)
         if table_check.CHECK_EVERY_ROW in checks:
             every = table_check.every_row_outcome(root, table, found.samples, found.master_seed,
                                                   unfinished_rows(context))
-            if context.run.tags.get(night.TRIGGER_TAG) == night.TABLE_EDIT and made:
-                # what the edit did to each row it changed, against the row's previous version
-                from boardgen_pipeline.review import edit_report
-
-                edits = edit_report.markdown_against_previous(root, catalog, [r.key for r in made], found.samples,
-                                                              found.master_seed)
-                every.pictures.update({f"edited {pk} against its previous version": md for pk, md in edits.items()})
+            every.pictures.update({f"edited {pk} against its previous version": md for pk, md in reports.items()})
             yield check_result(every, REPORT, overview=True)
     if STRATA in selected:
         result = stratify.run_strata(root, catalog, found.samples, found.master_seed, found.adventures)
         yield dg.MaterializeResult(asset_key=STRATA, data_version=dg.DataVersion(publish.file_digest(result.path)),
-                                   metadata={**result.summary(), "path": dg.MetadataValue.path(result.path)})
+                                   metadata={**rounded(result.summary()), "path": dg.MetadataValue.path(result.path)})
         for o in result.outcomes:
             if o.name in checks:
                 yield check_result(o, STRATA)
     views.refresh_views_atomic(root)  # once, when the step made a dataset's first file
-    if failed:
-        raise dg.Failure(description=f"{len(failed)} of {len(made) + len(failed)} rows failed: " + "; ".join(failed[:5]),
-                         allow_retries=False)
+    stop = failure(made, failed, edited, reports)
+    if stop is not None:
+        raise stop

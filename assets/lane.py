@@ -47,7 +47,7 @@ def serve(orders, answers, dagster_home: str) -> None:
                 order = orders.recv()
             except EOFError:  # the nightly ended our orders
                 break
-            if not warmed and order["tags"].get(night.STAGE_TAG) == night.ROWS:
+            if not warmed and night.stage_of(order["tags"].get(night.KEY_TAG, "")) == night.ROWS:
                 # the kernels, once for every rows run of the lane (the server has loaded them already
                 # unless that failed: then here, under the compile lock, with the error where it belongs)
                 warm_up()

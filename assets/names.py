@@ -26,6 +26,12 @@ STAGE_JOBS = {night.PREPARE: PREPARE_JOB, night.ROWS: ROWS_JOB, night.TABLE: TAB
               night.RETENTION: RETENTION_JOB}
 
 REASON_TAG = "boardgen/reason"
+# Dagster's own tag of a run a schedule asked for (``DagsterRun.tags_for_schedule``; no public name for it).
+# The daemon adds it to a tick's runs; the schedule's request carries it too, so a night launched from the
+# schedule's page (Test schedule, Launch all: the request's tags alone) reads as the schedule's on the Runs
+# page, not "Manually launched".
+SCHEDULE_NAME_TAG = "dagster/schedule_name"
+SCHEDULE = "nightly_calibration"
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 PARTITIONS = "board_gen_rows"
 

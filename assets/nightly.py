@@ -26,6 +26,7 @@ from boardgen_pipeline import settings as boardgen_settings
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.exits import Exit
 from boardgen_pipeline.steps import night, summary
+from boardgen_pipeline.words import count as counted
 
 
 def main(argv=None) -> int:
@@ -144,11 +145,12 @@ def _night(console, found, catalog, invalid, count: int, wall0: float) -> int:
                 for spec in specs:
                     lane.send(spec.key, _order(by_key[spec.key]))
             console.print(f"tables valid and pinned: {len(table.rows)} rows x {found.samples} boards; "
-                          f"{len(rows)} rows run(s) on {count} lane(s), each recording its own rows, then "
+                          f"{counted(len(rows), 'run')} of rows on {counted(count, 'lane')}, each recording its "
+                          "own rows, then "
                           f"the table's checks (runs tagged {night.NIGHT_TAG}={night_id})")
             t0 = time.perf_counter()
             progress = nights.Progress(instance, night_id, {r.spec.first: r.spec.rows for r in rows})
-            with RowsProgress(console, len(table.rows), found.samples, f"{count} lane(s)") as bar:
+            with RowsProgress(console, len(table.rows), found.samples, counted(count, "lane")) as bar:
                 lanes.wait(lambda: bar.update(progress.rows_done()), found.progress_seconds)
                 bar.update(progress.rows_done())
             # what follows the rows, decided as the daemon's sensors decide it
@@ -161,7 +163,7 @@ def _night(console, found, catalog, invalid, count: int, wall0: float) -> int:
             console.print(f"[red]{note}[/]")
         outcomes, checks, made, forgotten = nights.outcome(instance, night_id)
     timings = (f"wall {time.perf_counter() - wall0:.1f} s (runs {time.perf_counter() - t0:.1f} s); retention: "
-               f"{forgotten} old run(s) forgotten")
+               f"{counted(forgotten, 'old run')} forgotten")
     return summary.print_nightly(console, found.warehouse, catalog, found.samples, found.master_seed, checks,
                                  outcomes, made, timings, home, summary.shown(Path(sys.executable).with_name("boardgen")))
 

@@ -7,6 +7,7 @@ The schedule and its sensors (``automation``) and ``boardgen nightly``
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 
 import dagster as dg
@@ -80,7 +81,8 @@ def seen(instance, night_id: str) -> list[night.NightRun]:
     for record in instance.get_run_records(dg.RunsFilter(tags={night.NIGHT_TAG: night_id})):
         run = record.dagster_run
         of = run.tags.get(night.OF_TAG, "0")
-        out.append(night.NightRun(run.tags.get(night.KEY_TAG, ""), run.tags.get(night.STAGE_TAG, ""),
+        key = run.tags.get(night.KEY_TAG, "")
+        out.append(night.NightRun(key, night.stage_of(key),
                                   run.is_finished, run.is_success, int(of) if of.isdigit() else 0))
     return out
 
@@ -133,17 +135,19 @@ def fail_dead_here(instance) -> int:
     their executor is certainly dead (``night.executor_alive``); runs of
     other hosts or launched by the daemon are left to run monitoring."""
     failed = 0
-    host = night.here()[night.HOST_TAG]
+    host = socket.gethostname()
     # NOT_STARTED too: a run created for a lane killed before it began would never start
-    for record in instance.get_run_records(dg.RunsFilter(tags={night.HOST_TAG: host},
-                                                         statuses=[dg.DagsterRunStatus.NOT_STARTED,
+    for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.NOT_STARTED,
                                                                    dg.DagsterRunStatus.STARTING,
                                                                    dg.DagsterRunStatus.STARTED])):
         run = record.dagster_run
+        executor = night.executor_of(run.tags)
+        if executor is None or executor[0] != host:
+            continue
         started = record.start_time or record.create_timestamp.timestamp()
         if not night.executor_alive(run.tags, started):
-            instance.report_run_failed(run, message=f"its process (pid {run.tags.get(night.PID_TAG)}) on this host "
-                                                    "is gone; marked failed by the next boardgen nightly")
+            instance.report_run_failed(run, message=f"its process (pid {executor[1]}) on this host is gone; marked "
+                                                    "failed by the next boardgen nightly")
             failed += 1
     return failed
 
@@ -153,11 +157,9 @@ def fail_runs_of(instance, pid: int, who: str) -> set[str]:
     (STARTING or STARTED with its pid and host; the caller holds its handle,
     so they are certainly its own); the keys of every run it had begun."""
     begun = set()
-    host = night.here()[night.HOST_TAG]
-    for record in instance.get_run_records(dg.RunsFilter(tags={night.PID_TAG: str(pid)})):
+    executor = f"{socket.gethostname()}:{pid}"
+    for record in instance.get_run_records(dg.RunsFilter(tags={night.EXECUTOR_TAG: executor})):
         run = record.dagster_run
-        if run.tags.get(night.HOST_TAG) != host:
-            continue
         begun.add(run.tags.get(night.KEY_TAG, ""))
         if run.status in (dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED):
             instance.report_run_failed(run, message=f"its process (pid {pid}) died; marked failed by {who}")
@@ -207,17 +209,22 @@ def outcome(instance, night_id: str):
     for record in records:
         run = record.dagster_run
         label = (f"rows {run.tags[RANGE_START]}..{run.tags[RANGE_END]}" if RANGE_START in run.tags
-                 else run.tags.get(night.STAGE_TAG, run.job_name))
-        failures = []
+                 else night.stage_of(run.tags.get(night.KEY_TAG, "")) or run.job_name)
+        failures, verdicts = [], []
         if not run.is_success:
             of = dg.DagsterEventType.STEP_FAILURE
             for rec in instance.get_records_for_run(run.run_id, of_type=of).records:
                 data = rec.event_log_entry.dagster_event.step_failure_data
-                failures.append((data.user_failure_data.description if data.user_failure_data else None)
-                                or _cause(data.error))
+                user = data.user_failure_data
+                failures.append((user.description if user else None) or _cause(data.error))
+                verdict = (user.metadata or {}).get("verdict_only") if user else None
+                verdicts.append(bool(getattr(verdict, "value", verdict)))
             failures = failures or [f"the run ended {run.status.value}"]
-        outcomes.append(summary.RunOutcome(label, run.run_id, run.is_success, "; ".join(failures)))
-        if run.tags.get(night.STAGE_TAG) == night.RETENTION:
+        # a run that failed only on its rows' verdicts: the checks say so (exit 3), not a failed run (exit 4)
+        outcomes.append(summary.RunOutcome(label, run.run_id, run.is_success, "; ".join(failures),
+                                           verdict_only=bool(verdicts) and all(verdicts)
+                                           and run.status == dg.DagsterRunStatus.FAILURE))
+        if night.stage_of(run.tags.get(night.KEY_TAG, "")) == night.RETENTION:
             of = dg.DagsterEventType.STEP_OUTPUT
             for rec in instance.get_records_for_run(run.run_id, of_type=of).records:
                 data = rec.event_log_entry.dagster_event.step_output_data

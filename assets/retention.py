@@ -21,6 +21,7 @@ import dagster as dg
 import sqlalchemy
 
 from boardgen_pipeline.steps import retention
+from boardgen_pipeline.words import count as counted
 
 from .names import ALL_ASSETS, BOARDS, JOBS, RETENTION_JOB, check_keys
 from .resources import BoardgenSettings
@@ -119,7 +120,7 @@ def forget_old_runs(context: dg.OpExecutionContext, settings: BoardgenSettings) 
     policy = retention.Policy(keep_days=found.keep_days, keep_runs=found.keep_runs)
     gone = prune(context.instance, policy)
     unpinned = pinned_tables.forget(found.warehouse, {Path(found.tables).name})
-    context.log.info(f"forgot {len(gone)} run(s) beyond {policy.describe()}; {len(unpinned)} pinned table copies")
+    context.log.info(f"forgot {counted(len(gone), 'run')} beyond {policy.describe()}; {len(unpinned)} pinned table copies")
     return dg.Output(len(gone), metadata={"forgotten_runs": len(gone), "first": dg.MetadataValue.json(gone[:20]),
                                           "policy": policy.describe(), "unpinned_tables": len(unpinned)})
 
@@ -140,6 +141,6 @@ def prune_command(dagster_home: str | None = None, keep_runs: int | None = None,
     home = ensure_dagster_home(dagster_home)  # a storage fault is one sentence (boardgen's exit table)
     with dg.DagsterInstance.get() as instance:
         gone = prune(instance, policy)
-    print(f"{home}: deleted {len(gone)} calibration run(s) beyond {policy.describe()}; kept every run that holds "
+    print(f"{home}: deleted {counted(len(gone), 'calibration run')} beyond {policy.describe()}; kept every run that holds "
           "the latest state of an asset, partition or check")
     return 0

@@ -10,7 +10,15 @@ so no daemon outlives the launcher holding the instance. (Signalled whole,
 the group's code servers died under ``dagster dev`` and left their socket
 folders; and a ``dagster dev`` started with SIGINT ignored, as a background
 job of a script, ignored SIGTERM too: it was killed at the end of the grace
-period, leaving its workspace behind.)
+period, leaving its workspace behind.) Once ``dagster dev`` has gone, what it
+left in its group (a run worker the daemon launched) is asked to stop at once
+(``processes.TAIL_SECONDS``), not waited for until the end of the grace period.
+
+``dagster dev`` is superseded in Dagster 1.13 by ``dg dev`` (the
+``dagster-dg-cli`` package, for projects in its own layout, which this code
+location is not); it warns so on every start (``SupersessionWarning``), which
+a designer running ``make ui`` cannot act on. That one warning is filtered in
+that one process (``-W`` with its message): every other warning is shown.
 """
 
 import contextlib
@@ -24,6 +32,9 @@ def main(argv=None) -> int:
 
     return cli.main(["ui", *(sys.argv[1:] if argv is None else argv)])
 
+
+# Python's -W filter: the start of the one message dagster dev prints at every start (its own supersession)
+DEV_SUPERSEDED = "ignore:Function `dev_command` is superseded"
 
 WORKSPACE = """\
 # The boardgen code location, imported by its package name (the repository keeps it in assets/).
@@ -61,7 +72,7 @@ def run(args) -> int:
     from boardgen_pipeline.processes import supervise
 
     with contextlib.ExitStack() as stack:
-        cmd = [str(Path(sys.executable).with_name("dagster")), "dev", "-w", str(workspace_file(stack)),
+        cmd = [sys.executable, "-W", DEV_SUPERSEDED, "-m", "dagster", "dev", "-w", str(workspace_file(stack)),
                "-p", str(args.port), "-h", args.host]
         code = supervise(cmd)
     print("boardgen UI stopped", flush=True)

@@ -188,6 +188,7 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
                     f"probe scopes sigma(L,D)+{PROBE_OFFSET}+i stay inside the row's {DEPTH_SPACING} scopes")
         c.seed("master_seed", "the master seed")
         c.row_keys("row")
+        c.directory("warehouse", must_exist=False)
         c.violations.extend(check_advise_apply(values, c.prog))
     elif command == "tune":
         c.int_range("samples", 1, PROBE_OFFSET, f"the calibration batch sigma(L,D)+i ends before the probe scopes "

@@ -197,6 +197,31 @@ def test_no_fix_in_the_domain_says_so_and_writes_nothing(tables, capsys):
     assert snapshot(path) == before
 
 
+def test_advice_names_what_the_edit_changed_and_the_value_to_restore(tables, tmp_path, capsys):
+    """Row (1,3) calibrated as it ships, then edited so that it fails with no fix
+    in the domain (one attempt): advise says which fields the edit changed since
+    that calibration and what to restore, with and without --apply, and counts
+    attempts in words that read right (1 attempt)."""
+    path = tables / "board_gen.toml"
+    warehouse = tmp_path / "wh"
+    assert calibrate(capsys, tables, warehouse, "1,3") == 0
+    text = path.read_text(encoding="utf-8")
+    for field, line in (("max_gen_attempts", "max_gen_attempts = 1"), ("inferability_target", "inferability_target = 1.0")):
+        text = _set(text, (1, 3), field, line)
+    path.write_text(text, encoding="utf-8")
+    told = ("row (1,3) edited since its calibration of {day} (F4 passed then): inferability_target 0.85 -> 1 "
+            "(restore 0.85), max_gen_attempts 32 -> 1 (restore 32)")
+    for argv in (("--row", "1,3"), ("--row", "1,3", "--apply", "--dry-run")):
+        code, out, err = advise(capsys, tables, *argv, "--warehouse", str(warehouse))
+        line = next(line for line in out.splitlines() if line.startswith("row (1,3) edited since"))
+        assert line == told.format(day=line.split("calibration of ")[1][:10]), line
+        words = " ".join(out.split())  # the terminal wraps long lines
+        assert "within 1 attempt " in words and "1 attempts" not in words
+    # without a calibration to compare with, nothing is claimed about an edit
+    code, out, err = advise(capsys, tables, "--row", "1,3", "--warehouse", str(tmp_path / "none"))
+    assert "edited since" not in out
+
+
 # ---------------------------------------------------------------- refusals: one sentence, nothing written
 
 

@@ -51,7 +51,7 @@ def _nights(instance) -> dict[str, list]:
 
 
 def _over(records) -> bool:
-    return any(r.dagster_run.tags.get(night.STAGE_TAG) == night.RETENTION and r.dagster_run.is_finished
+    return any(night.stage_of(r.dagster_run.tags.get(night.KEY_TAG, "")) == night.RETENTION and r.dagster_run.is_finished
                for r in records)
 
 
@@ -84,11 +84,16 @@ def test_one_scheduled_night_under_the_daemon_is_the_nightly(tmp_path, small_nig
     with dg.DagsterInstance.from_config(str(home)) as instance:
         nights = _nights(instance)
         runs = nights[first]
-        stages = [r.dagster_run.tags[night.STAGE_TAG] for r in runs]
+        stages = [night.stage_of(r.dagster_run.tags[night.KEY_TAG]) for r in runs]
         assert sorted(set(stages)) == ["prepare", "retention", "rows", "table"]
         assert [stages.count(s) for s in ("prepare", "table", "retention")] == [1, 1, 1]
-        by_stage = {r.dagster_run.tags[night.STAGE_TAG]: r for r in runs}
+        by_stage = {night.stage_of(r.dagster_run.tags[night.KEY_TAG]): r for r in runs}
         assert all(r.dagster_run.is_success for r in runs), [(r.dagster_run.tags, r.dagster_run.status) for r in runs]
+        # a scheduled night reads as the schedule's on the Runs page, not "Manually launched": its prepare run
+        # carries the schedule's tag, what follows it the sensor's that asked for it
+        assert by_stage[night.PREPARE].dagster_run.tags.get("dagster/schedule_name") == "nightly_calibration"
+        assert all(r.dagster_run.tags.get("dagster/sensor_name", "").startswith("night_follow_up_on_")
+                   for r in runs if r is not by_stage[night.PREPARE])
         # the night's table-wide checks were evaluated in the night's own table run
         table = by_stage[night.TABLE].dagster_run
         of = dg.DagsterEventType.ASSET_CHECK_EVALUATION

@@ -65,7 +65,7 @@ def test_a_lane_that_dies_hands_the_runs_it_had_not_begun_to_a_live_one():
         lanes.wait(seconds=0.05)
         assert lost == [first.pid] and first.dead and first.returncode == 9
         assert not lanes.busy() and second.pending == [] and len(lanes.notes) == 1
-        assert "2 run(s) it had not begun go to another lane" in lanes.notes[0]
+        assert "2 runs it had not begun go to another lane" in lanes.notes[0]
         # every lane dead: a new one is started for what is left, and answers it
         second.send("d", {"key": "d", "die_in": second.pid})
         lanes.wait(seconds=0.05)
@@ -99,5 +99,5 @@ def test_a_night_leaves_nothing_in_the_temporary_directory(tmp_path):
                           cwd=REPO, env={**os.environ, "TMPDIR": str(temp)}, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "2 lane(s)" in proc.stdout  # the night ran on lanes: it started the fork server
+    assert "2 lanes" in proc.stdout  # the night ran on lanes: it started the fork server
     assert sorted(p.name for p in temp.iterdir()) == []

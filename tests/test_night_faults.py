@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 
 import dagster as dg
@@ -28,9 +29,9 @@ KEYS = ["1-0", "1-1", "2-0"]
 
 def _night(defs, instance, tonight: str):
     tags = {night.NIGHT_TAG: tonight}
-    assert execute(defs, instance, PREPARE_JOB, tags={**tags, night.STAGE_TAG: night.PREPARE}).success
-    rows = execute(defs, instance, ROWS_JOB, tags={**tags, night.STAGE_TAG: night.ROWS, **range_tags(KEYS[0], KEYS[-1])})
-    table = execute(defs, instance, TABLE_JOB, tags={**tags, night.STAGE_TAG: night.TABLE})
+    assert execute(defs, instance, PREPARE_JOB, tags={**tags, night.KEY_TAG: night.PREPARE}).success
+    rows = execute(defs, instance, ROWS_JOB, tags={**tags, night.KEY_TAG: "rows-000", **range_tags(KEYS[0], KEYS[-1])})
+    table = execute(defs, instance, TABLE_JOB, tags={**tags, night.KEY_TAG: night.TABLE})
     return rows, table
 
 
@@ -71,7 +72,7 @@ def test_a_lane_that_dies_fails_only_its_own_runs_and_the_night_still_ends(tmp_p
             with dg.DagsterInstance.from_config(str(home)) as instance:
                 started = instance.get_run_records(dg.RunsFilter(job_name=ROWS_JOB,
                                                                  statuses=[dg.DagsterRunStatus.STARTED]))
-            pids = {r.dagster_run.tags[night.PID_TAG]: r.dagster_run for r in started}
+            pids = {str(night.executor_of(r.dagster_run.tags)[1]): r.dagster_run for r in started}
             for lane in _lanes(proc):
                 if str(lane.pid) in pids:
                     victim, run = lane, pids[str(lane.pid)]
@@ -90,7 +91,7 @@ def test_a_lane_that_dies_fails_only_its_own_runs_and_the_night_still_ends(tmp_p
         records = instance.get_run_records(dg.RunsFilter(tags={night.NIGHT_TAG: run.tags[night.NIGHT_TAG]}))
         others = [r.dagster_run for r in records if r.dagster_run.run_id != run.run_id]
         assert all(r.is_success for r in others), [(r.tags.get(night.KEY_TAG), r.status) for r in others]
-        assert {r.tags[night.STAGE_TAG] for r in others} >= {night.TABLE, night.RETENTION}
+        assert {night.stage_of(r.tags[night.KEY_TAG]) for r in others} >= {night.TABLE, night.RETENTION}
 
 
 def test_a_killed_nightlys_runs_on_this_host_are_failed_by_the_next_and_no_other():
@@ -100,11 +101,11 @@ def test_a_killed_nightlys_runs_on_this_host_are_failed_by_the_next_and_no_other
 
     dead = psutil.Popen(["true"])
     dead.wait()
-    here = night.here()[night.HOST_TAG]
+    here = socket.gethostname()
     with dg.instance_for_test() as instance:
         def started(host, pid, start=True):
             run = instance.create_run_for_job(dg.GraphDefinition("g").to_job(),
-                                              tags={night.HOST_TAG: host, night.PID_TAG: str(pid)})
+                                              tags={night.EXECUTOR_TAG: f"{host}:{pid}"})
             if start:
                 instance.handle_run_event(run.run_id, dg.DagsterEvent(
                     dg.DagsterEventType.RUN_START.value, job_name=run.job_name))

@@ -4,6 +4,7 @@ nightly`` both take; no Dagster here."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +23,10 @@ def test_the_plan_is_prepare_then_every_row_once_in_ranges_that_know_their_numbe
     covered = [k for s in rows for k in ORDER[ORDER.index(s.first):ORDER.index(s.last) + 1]]
     assert covered == ORDER and sum(s.rows for s in rows) == len(ORDER)
     assert rows[0].tags("n")[night.OF_TAG] == "2" and night.OF_TAG not in specs[0].tags("n")
+    # a run's stage is its key's first word, not a tag of its own: few tags a run on the Runs page
+    assert [night.stage_of(s.key) for s in specs] == [PREPARE, ROWS, ROWS] and night.stage_of("") == ""
+    assert set(rows[0].tags("n")) == {night.KEY_TAG, night.NIGHT_TAG, night.OF_TAG}
+    assert set(night.here()) == {night.EXECUTOR_TAG}
 
 
 def test_the_lane_that_draws_gets_fewer_rows_or_none():
@@ -93,6 +98,6 @@ def test_only_a_process_of_this_host_that_is_gone_is_judged_dead():
     dead.wait()
     here = night.here()
     assert night.executor_alive(here, time.time())  # this process
-    assert not night.executor_alive({**here, night.PID_TAG: str(dead.pid)}, time.time())
-    assert night.executor_alive({night.HOST_TAG: "another-host", night.PID_TAG: str(dead.pid)}, time.time())
+    assert not night.executor_alive({night.EXECUTOR_TAG: f"{socket.gethostname()}:{dead.pid}"}, time.time())
+    assert night.executor_alive({night.EXECUTOR_TAG: f"another-host:{dead.pid}"}, time.time())
     assert night.executor_alive({}, time.time())  # launched by the daemon: Dagster's run monitoring judges it

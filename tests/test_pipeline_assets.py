@@ -22,6 +22,7 @@ from boardgen_pipeline.warehouse.publish import REJECTED
 
 from .test_pipeline_support import (
     N,
+    boards_observations,
     boards_partitions,
     checks_of,
     copy_fixture,
@@ -92,7 +93,8 @@ def test_the_boards_materialization_carries_the_rows_figures_and_verdicts(small)
         want = expected_figures(parquet_records(datasets.partition_path(root, "boards", key)),
                                 table.rows[key].inferability_target)
         for q in ("p10", "p50", "p90"):
-            assert m[q] == pytest.approx(want[q])
+            # rounded for reading to 4 decimals (0.9767, not 0.9766791303143609); the warehouse keeps them whole
+            assert m[q] == round(want[q], 4) and m[q] == pytest.approx(want[q], abs=5e-5)
             assert isinstance(e.materialization.metadata[q], dg.FloatMetadataValue)  # plotted by partition
         # the row's verdict leads its partition page: one line, then each assertion, as text
         entries = list(e.materialization.metadata)
@@ -106,7 +108,7 @@ def test_the_boards_materialization_carries_the_rows_figures_and_verdicts(small)
         # what a perfect player risks on the row: plotted, and check F's pictures on its page
         records = parquet_records(datasets.partition_path(root, "boards", key))
         survival = sum(r["survival"] for r in records) / len(records)
-        assert m["mean_survival"] == pytest.approx(survival)
+        assert m["mean_survival"] == round(survival, 4)
         assert isinstance(e.materialization.metadata["mean_survival"], dg.FloatMetadataValue)
         assert isinstance(e.materialization.metadata["survival_histogram"], dg.MarkdownMetadataValue)
         assert f"mean survival {survival:.3f}" in e.materialization.metadata["survival_histogram"].value
@@ -214,6 +216,8 @@ def test_a_row_that_cannot_meet_its_target_fails_a_naming_that_row_only(tmp_path
     tables, root = copy_fixture("unmeetable", tmp_path), tmp_path / "warehouse"
     with dg.instance_for_test() as instance:
         _prepare, rows, table_run = materialize_graph(defs_for(tables, root), instance)
+        status = instance.get_status_by_partition(dg.AssetKey("boards"), ["1-0", "1-1"],
+                                                  dg.DynamicPartitionsDefinition(name="board_gen_rows"))
     good, bad = row_checks(root, (1, 0)), row_checks(root, (1, 1))
     assert good[assertions.CHECK_A]["passed"] and good[assertions.CHECK_A]["figures"]["failing_scopes"] == []
 
@@ -238,17 +242,28 @@ def test_a_row_that_cannot_meet_its_target_fails_a_naming_that_row_only(tmp_path
     assert meta(table_a)["1-1 inferability_chart"].startswith("![inferability histogram]")
     # A is not blocking: the batch is published and its report written
     assert all(bad[c]["passed"] for c in assertions.CHECKS if c != assertions.CHECK_A)
-    assert rows.success and boards_partitions(rows) == {"1-0", "1-1"}
+    assert datasets.partition_path(root, "boards", (1, 1)).exists()
     assert datasets.partition_path(root, "calibration_report", (1, 1)).exists()
-    # the failing row is red where a designer looks: its partition page leads with the verdict, as text
-    page = {e.partition: e.materialization.metadata for e in rows.get_asset_materialization_events()
-            if e.asset_key == dg.AssetKey("boards")}
-    assert list(page["1-1"])[0] == "F4" and page["1-1"]["F4"].value == f"FAIL: A: {a['description']}"
-    assert page["1-1"]["A (a_no_board_below_target)"].value == "FAIL" and page["1-0"]["F4"].value == "pass"
+    # the failing row is red where a designer looks: its verdict is observed, not materialized, and its
+    # run fails once every row is recorded, so its partition reads as failed (the passing row's does not)
+    assert boards_partitions(rows) == {"1-0"} and not rows.success
+    assert status == {"1-0": dg.AssetPartitionStatus.MATERIALIZED, "1-1": dg.AssetPartitionStatus.FAILED}
+    failure = step_failures(rows)["calibrate"].user_failure_data
+    assert failure.description.startswith("F4 fails on 1 of 2 rows: 1-1 (A).")
+    assert meta(failure)["verdict_only"] is True and meta(failure)["failing_rows"] == {"1-1": {"A": a["description"]}}
+    # its partition page leads with the verdict, as text
+    page = boards_observations(rows)
+    assert list(page) == ["1-1"] and list(page["1-1"])[0] == "F4"
+    assert page["1-1"]["F4"].value == f"FAIL: A: {a['description']}"
+    assert page["1-1"]["A (a_no_board_below_target)"].value == "FAIL"
+    assert page["1-1"]["published"].value.startswith("yes")
+    passing = {e.partition: e.materialization.metadata for e in rows.get_asset_materialization_events()
+               if e.asset_key == dg.AssetKey("boards")}
+    assert passing["1-0"]["F4"].value == "pass"
     assert not checks_of(table_run)[CHECK_EVERY_ROW].passed
 
 
-def test_an_illegal_row_is_withheld_and_reads_as_missing_beside_its_failing_a_prime(tmp_path):
+def test_an_illegal_row_is_withheld_and_reads_as_failed_beside_its_failing_a_prime(tmp_path):
     tables, root = copy_fixture("illegal", tmp_path), tmp_path / "warehouse"
     with dg.instance_for_test() as instance:
         _prepare, rows, table_run = materialize_graph(defs_for(tables, root), instance)
@@ -259,9 +274,12 @@ def test_an_illegal_row_is_withheld_and_reads_as_missing_beside_its_failing_a_pr
     assert not a1["passed"] and a1["figures"]["illegal"] == N and a1["figures"]["published"] is False
     assert a1["figures"]["r0_cap_rejected"] > 0 and "first illegal board" in a1["pictures"]["first_illegal_board"]
     assert a1["figures"]["advice_status"] == "fails" and a1["figures"]["pass_rate_per_attempt"] == 0
-    # withheld: no boards materialization (the row reads as missing), nothing made from it
-    assert rows.success and boards_partitions(rows) == {"1-0"}
-    assert status == {"1-0": dg.AssetPartitionStatus.MATERIALIZED, "1-1": None}
+    # withheld: no boards materialization, its verdict observed, its run failed: the row reads as failed
+    assert not rows.success and boards_partitions(rows) == {"1-0"}
+    assert status == {"1-0": dg.AssetPartitionStatus.MATERIALIZED, "1-1": dg.AssetPartitionStatus.FAILED}
+    page = boards_observations(rows)["1-1"]
+    assert page["F4"].value.startswith("FAIL: A: ") and f"A': {a1['description']}" in page["F4"].value
+    assert page["published"].value == "no: the batch is withheld (A'), in _rejected/"
     table_a1 = checks_of(table_run)[assertions.CHECK_A1]
     assert not table_a1.passed and list(meta(table_a1)["failing"]) == ["1-1"]
     assert not datasets.partition_path(root, "boards", (1, 1)).exists()

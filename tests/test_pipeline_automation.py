@@ -7,11 +7,10 @@ what they should be."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 
 import dagster as dg
 
-from boardgen_dagster.automation import NIGHTLY_CRON, nightly_calibration, table_edit_sensor
+from boardgen_dagster.automation import NIGHTLY_CRON, nightly_calibration
 from boardgen_dagster.names import PREPARE_JOB, ROW_ASSETS, STRATA, TABLES
 from boardgen_pipeline.calibration import assertions, fingerprints
 from boardgen_pipeline.check_names import CHECK_CORRIDOR
@@ -22,14 +21,17 @@ from boardgen_pipeline.warehouse import datasets
 from boardgen_pipeline.warehouse.publish import REJECTED
 
 from .test_pipeline_support import (
+    checks_of,
     copy_fixture,
     defs_for,
+    edit_row,
     files_state,
     materialize_graph,
     parquet_records,
     request_rows,
     run_request,
     settings_for,
+    tick,
 )
 
 ROW_SELECTION = [dg.AssetKey(a) for a in (*TABLES, *ROW_ASSETS, STRATA)]
@@ -43,40 +45,11 @@ def checks_asked(request) -> set[str]:
     return {f"{k.asset_key.to_user_string()}:{k.name}" for k in request.asset_check_keys}
 
 
-def tick(instance, defs, settings, cursor=None):
-    """One sensor evaluation, with its partition requests applied as the daemon would."""
-    with dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs,
-                                 resources={"settings": settings}) as context:
-        result = table_edit_sensor(context)
-    if isinstance(result, dg.SkipReason):
-        return result, [], cursor
-    for req in result.dynamic_partitions_requests or []:
-        if isinstance(req, dg.AddDynamicPartitionsRequest):
-            instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
-        else:
-            for key in req.partition_keys:
-                instance.delete_dynamic_partition(req.partitions_def_name, key)
-    return result, list(result.run_requests or []), result.cursor
-
-
 def execute(defs, instance, requests):
     """Run what the sensor asked for, with the selection and the partitions it asked for; the results."""
     results = [run_request(defs, instance, req) for req in requests]
     assert all(r.success for r in results)
     return results
-
-
-def edit_row(tables, key, field, value):
-    """Change one field of one row in the copied board_gen.toml."""
-    path = tables / "board_gen.toml"
-    blocks = path.read_text().split("[[rows]]")
-    for i, block in enumerate(blocks):
-        if f"level_index = {key[0]}\n" in block and re.search(rf"node_depth = {key[1]}\b", block):
-            blocks[i] = re.sub(rf"(?m)^{field} = .*$", f"{field} = {value}", block)
-            break
-    else:
-        raise AssertionError(f"row {key} not found")
-    path.write_text("[[rows]]".join(blocks))
 
 
 def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
@@ -118,8 +91,13 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
         # the edit run's verdict carries what the edit did to the row, against its previous version
         every = {c.check_name: c for c in edit.get_asset_check_evaluations()}[CHECK_EVERY_ROW]
         shown = every.metadata["edited 1-0 against its previous version"].value
-        assert shown.startswith("**Row (1,0) against its previous version**") and "**paired** on the same 8 scopes" in shown
-        assert "changed: inferability_target 0.85->0.86" in shown
+        # the changed field first, then the verdict, then the paired figures
+        assert shown.startswith("**Row (1,0) edited: inferability_target 0.85 -> 0.86**\n\nF4: F4 passes -> F4 passes")
+        assert "**paired** on the same 8 scopes" in shown
+        # and on the row's partition page: what the edit changed
+        page = {e.partition: e.materialization.metadata for e in edit.get_asset_materialization_events()
+                if e.asset_key == dg.AssetKey("boards")}
+        assert page["1-0"]["edited"].value == "inferability_target 0.85 -> 0.86"
         after = files_state(root)
         changed = {p for p in after if after[p] != before.get(p)}
         # the node-map draws and the figures (the fixture has no pools) are recomputed in the run,
@@ -133,6 +111,64 @@ def test_editing_one_row_regenerates_exactly_its_partition(tmp_path):
                 assert after[path] == before[path], path
         _, requests, cursor = tick(instance, defs, settings, cursor)
         assert requests == []
+
+
+def _edit_run(instance, defs, settings, cursor, tables, key, field, value):
+    """Edit one field of one row, and run what the sensor asks for: the row's run (its result, the cursor)."""
+    edit_row(tables, key, field, value)
+    _, requests, cursor = tick(instance, defs, settings, cursor)
+    assert [r.partition_key for r in requests] == [f"{key[0]}-{key[1]}"]
+    [result] = [run_request(defs, instance, r) for r in requests]
+    return result, cursor
+
+
+def test_an_edit_of_a_row_rejudges_its_neighbours_e_as_validate_does(tmp_path, capsys):
+    """E compares a level's rows: an edit of (1,0) decides whether (1,1), which
+    is not regenerated, decreases with depth. The edit run's E, the partition
+    page of (1,1) and the summary judge it on the table as it is now, as
+    ``boardgen validate`` does, in both directions."""
+    from boardgen_pipeline.catalog import load_catalog
+    from boardgen_pipeline.cli import main as boardgen
+    from boardgen_pipeline.steps import summary
+
+    from .test_pipeline_support import boards_observations, meta
+
+    tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
+    settings = settings_for(tables, root)
+    defs = defs_for(tables, root)
+
+    def validate_warnings() -> list[str]:
+        capsys.readouterr()
+        assert boardgen(["validate", "--tables", str(tables)]) == 0
+        return [line.removeprefix("warning: ") for line in capsys.readouterr().out.splitlines()
+                if line.startswith("warning: ")]
+
+    def e_of_the_summary() -> bool:
+        rows = summary.table_rows(root, load_catalog(tables), settings.samples)
+        return rows.listed["1-1"]["checks"][assertions.CHECK_E]["passed"]
+
+    with dg.instance_for_test() as instance:
+        _, _, table_run = materialize_graph(defs, instance)
+        assert not checks_of(table_run)[assertions.CHECK_E].passed  # the fixture: (1,1) decreases from (1,0)
+        _, _, cursor = tick(instance, defs, settings)
+        # (1,0) made sparser: (1,1) no longer decreases, though its stored verdict (its batch's) says it does
+        edit, cursor = _edit_run(instance, defs, settings, cursor, tables, (1, 0), "mine_density", 0.19)
+        e = checks_of(edit)[assertions.CHECK_E]
+        assert validate_warnings() == [] and e.passed and e.description == "all 3 rows pass"
+        assert boards_observations(edit)["1-1"]["E (e_monotone_in_depth)"].value == "pass"
+        assert e_of_the_summary()
+        # (1,0) made denser than (1,1): now (1,1) breaks monotonicity, named as validate names it
+        edit, cursor = _edit_run(instance, defs, settings, cursor, tables, (1, 0), "mine_density", 0.23)
+        [warning] = validate_warnings()
+        assert "row (1,1)" in warning
+        e = checks_of(edit)[assertions.CHECK_E]
+        assert not e.passed and e.severity == dg.AssetCheckSeverity.WARN
+        assert meta(e)["failing"] == {"1-1": warning} and e.description == f"1 of 3 rows fail: 1-1: {warning}"
+        page = boards_observations(edit)["1-1"]
+        assert page["F4"].value == "pass (warning: E)" and page["E (e_monotone_in_depth)"].value == f"warning: {warning}"
+        assert "row (1,0) changed" in page["re-judged"].value
+        assert not e_of_the_summary()
+        assert edit.success  # a warning turns nothing red
 
 
 def test_adding_and_removing_rows_adds_and_removes_partitions(tmp_path):
@@ -229,7 +265,9 @@ def test_a_scheduled_night_runs_prepare_then_its_rows_then_the_checks_then_reten
             (prepare,) = nightly_calibration.evaluate_tick(context).run_requests
         tonight = prepare.tags[night.NIGHT_TAG]
         assert tonight.startswith("2026-12-01T020000-schedule-") and prepare.run_key == f"{tonight}:prepare"
-        assert prepare.tags[night.FOLLOW_TAG] == night.DAEMON and prepare.tags[night.STAGE_TAG] == night.PREPARE
+        assert prepare.tags[night.FOLLOW_TAG] == night.DAEMON and night.stage_of(prepare.tags[night.KEY_TAG]) == night.PREPARE
+        # launched from the schedule's page (the request's tags alone), the run still reads as the schedule's
+        assert prepare.tags["dagster/schedule_name"] == "nightly_calibration"
         pinned = prepare.run_config["resources"]["settings"]["config"]["tables_dir"]
         assert pinned == str(root / "_tables" / fingerprints.tables_digest(tables)[0])
         assert fingerprints.tables_digest(pinned) == fingerprints.tables_digest(tables)
@@ -259,7 +297,13 @@ def test_a_scheduled_night_runs_prepare_then_its_rows_then_the_checks_then_reten
         # retention after the table run; asked for once each
         assert asked == [[f"{tonight}:rows-000"], [f"{tonight}:table"], [f"{tonight}:retention"], []]
         runs = instance.get_runs(filters=dg.RunsFilter(tags={night.NIGHT_TAG: tonight}))
-        assert sorted(r.tags[night.STAGE_TAG] for r in runs) == ["prepare", "retention", "rows", "table"]
+        assert sorted(night.stage_of(r.tags[night.KEY_TAG]) for r in runs) == ["prepare", "retention", "rows", "table"]
+        # few tags a run on the Runs page: a rows run says its night, key, count, trigger, follower, launcher
+        # (and Dagster's range), each once
+        rows_run = next(r for r in runs if night.stage_of(r.tags[night.KEY_TAG]) == night.ROWS)
+        ours = sorted(k for k in rows_run.tags if k.startswith("boardgen/"))
+        assert ours == sorted([night.NIGHT_TAG, night.KEY_TAG, night.OF_TAG, night.TRIGGER_TAG, night.FOLLOW_TAG,
+                               night.LAUNCHER_TAG]), ours
 
     bad_tables = copy_fixture("bad", tmp_path / "bad")
     monkeypatch.setenv("BOARDGEN_TABLES", str(bad_tables))

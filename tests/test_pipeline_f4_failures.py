@@ -17,6 +17,7 @@ from boardgen_pipeline.warehouse import datasets
 
 from .test_pipeline_support import (
     N,
+    boards_observations,
     boards_partitions,
     checks_of,
     copy_fixture,
@@ -32,8 +33,10 @@ def test_a_fog_row_that_rarely_places_its_region_fails_b_through_dagster(tmp_pat
     tables, root = copy_fixture("fog_short", tmp_path), tmp_path / "warehouse"
     with dg.instance_for_test() as instance:
         _prepare, rows, table_run = materialize_graph(defs_for(tables, root), instance)
-    # B is not blocking: the run succeeds and publishes the batch and its report
-    assert rows.success and boards_partitions(rows) == {"1-0"}
+    # B is not blocking: the batch and its report are published; the row is red (observed, not
+    # materialized), its run failed on its verdict once the row was recorded
+    assert not rows.success and boards_partitions(rows) == set()
+    assert boards_observations(rows)["1-0"]["F4"].value.startswith("FAIL: B: ")
 
     records = parquet_records(datasets.partition_path(root, "boards", (1, 0)))
     assert len(records) == N

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from collections import Counter
 from fractions import Fraction
@@ -138,6 +139,14 @@ def boards_partitions(result) -> set[str]:
     return {e.partition for e in result.get_asset_materialization_events() if e.asset_key == dg.AssetKey("boards")}
 
 
+def boards_observations(result) -> dict:
+    """``{partition: metadata}`` of the ``boards`` observations of one run: the
+    verdicts of the rows that fail (recorded instead of a materialization)."""
+    return {e.asset_observation_data.asset_observation.partition: e.asset_observation_data.asset_observation.metadata
+            for e in result.all_events if e.event_type_value == "ASSET_OBSERVATION"
+            and e.asset_observation_data.asset_observation.asset_key == dg.AssetKey("boards")}
+
+
 def step_failures(result) -> dict:
     return {e.step_key: e.step_failure_data for e in result.all_events if e.event_type_value == "STEP_FAILURE"}
 
@@ -181,3 +190,34 @@ def expected_figures(records: list[dict], target: float) -> dict:
         "p90": float(np.percentile(infer, 90)),
         "exits": {e: exits.get(e, 0) for e in ("passed", "best_legal", "least_bad")},
     }
+
+
+def tick(instance, defs, settings, cursor=None):
+    """One sensor evaluation, with its partition requests applied as the daemon would."""
+    from boardgen_dagster.automation import table_edit_sensor
+
+    with dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs,
+                                 resources={"settings": settings}) as context:
+        result = table_edit_sensor(context)
+    if isinstance(result, dg.SkipReason):
+        return result, [], cursor
+    for req in result.dynamic_partitions_requests or []:
+        if isinstance(req, dg.AddDynamicPartitionsRequest):
+            instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+        else:
+            for key in req.partition_keys:
+                instance.delete_dynamic_partition(req.partitions_def_name, key)
+    return result, list(result.run_requests or []), result.cursor
+
+
+def edit_row(tables, key, field, value):
+    """Change one field of one row in the copied board_gen.toml."""
+    path = tables / "board_gen.toml"
+    blocks = path.read_text().split("[[rows]]")
+    for i, block in enumerate(blocks):
+        if f"level_index = {key[0]}\n" in block and re.search(rf"node_depth = {key[1]}\b", block):
+            blocks[i] = re.sub(rf"(?m)^{field} = .*$", f"{field} = {value}", block)
+            break
+    else:
+        raise AssertionError(f"row {key} not found")
+    path.write_text("[[rows]]".join(blocks))

@@ -52,7 +52,7 @@ def test_the_nightly_on_postgresql_writes_the_bytes_of_the_sqlite_nightly(postgr
     assert rc == 0, out + err
     assert parquet_files(root) == small_nightly["files"]
     with instance_at(postgres_home) as instance:
-        stages = sorted({r.dagster_run.tags[night.STAGE_TAG] for r in instance.get_run_records()})
+        stages = sorted({night.stage_of(r.dagster_run.tags[night.KEY_TAG]) for r in instance.get_run_records()})
         assert stages == [night.PREPARE, night.RETENTION, night.ROWS, night.TABLE]
         status = instance.get_status_by_partition(dg.AssetKey("boards"), ["1-0", "1-1", "2-0"],
                                                   dg.DynamicPartitionsDefinition(name="board_gen_rows"))
@@ -62,8 +62,7 @@ def test_the_nightly_on_postgresql_writes_the_bytes_of_the_sqlite_nightly(postgr
 def test_a_table_edit_is_one_run_on_postgresql(postgres_home, small_nightly, tmp_path, instance_at):
     from boardgen_dagster.automation import table_edit_sensor
 
-    from .test_pipeline_automation import edit_row
-    from .test_pipeline_support import copy_fixture, defs_for, materialize_graph, run_request, settings_for
+    from .test_pipeline_support import copy_fixture, defs_for, edit_row, materialize_graph, run_request, settings_for
 
     tables, root = copy_fixture("small", tmp_path), tmp_path / "warehouse"
     ensure_dagster_home(postgres_home)
@@ -95,7 +94,7 @@ def test_two_nightlies_at_once_on_one_instance_both_succeed(postgres_home, small
         assert all(r.dagster_run.is_success for r in records)
         nights = {}
         for r in records:
-            nights.setdefault(r.dagster_run.tags[night.NIGHT_TAG], set()).add(r.dagster_run.tags[night.STAGE_TAG])
+            nights.setdefault(r.dagster_run.tags[night.NIGHT_TAG], set()).add(night.stage_of(r.dagster_run.tags[night.KEY_TAG]))
         assert list(nights.values()) == [{night.PREPARE, night.ROWS, night.TABLE, night.RETENTION}] * 2
 
 
@@ -121,7 +120,7 @@ def test_a_run_killed_mid_way_reads_as_failed_and_the_rerun_repairs_it(postgres_
         while proc.poll() is None and killed is None:
             rows = [r for r in instance.get_run_records(dg.RunsFilter(job_name="calibration_rows"))
                     if r.dagster_run.status == dg.DagsterRunStatus.STARTED]
-            lane = _lane_of(parent, rows[0].dagster_run.tags.get(night.PID_TAG, "")) if rows else None
+            lane = _lane_of(parent, str((night.executor_of(rows[0].dagster_run.tags) or ("", ""))[1])) if rows else None
             if lane is not None:
                 lane.send_signal(signal.SIGKILL)
                 killed = rows[0].dagster_run.run_id
@@ -183,7 +182,7 @@ def test_retention_forgets_a_run_whole_on_postgresql(postgres_home, postgres_dat
     rc, out, err = nightly(small_nightly["tables"], tmp_path / "wh", postgres_home, "--keep-runs", "1",
                            samples=small_nightly["samples"])
     assert rc == 0, out + err
-    forgotten = int(re.search(r"retention: (\d+) old run\(s\) forgotten", " ".join(out.split())).group(1))
+    forgotten = int(re.search(r"retention: (\d+) old runs? forgotten", " ".join(out.split())).group(1))
     db = _pg_connect(postgres_database)
     try:
         cur = db.cursor()

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from boardgen_pipeline.words import count as counted
+
 from .nightly_support import nightly
 from .test_pipeline_support import copy_fixture
 
@@ -58,7 +60,7 @@ def test_a_forgotten_run_leaves_no_file_in_the_home(tmp_path):
     forgotten = set(first) - set(now)
     # the second night's rows and checks replace the first's
     assert {"calibration_rows", "calibration_table"} <= {first[r] for r in forgotten}
-    assert f"retention: {len(forgotten)} old run(s) forgotten" in " ".join(out.split())
+    assert f"retention: {counted(len(forgotten), 'old run')} forgotten" in " ".join(out.split())
     # nothing stays for a run the instance no longer has, and every run it has keeps its files
     assert _files_per_run(home) == set(now)
     # nor its check evaluations: the index holds those of the runs the instance has, and this night's

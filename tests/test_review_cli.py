@@ -189,7 +189,9 @@ def test_curve_export_reads_the_warehouse_alone(warehouse, tmp_path, capsys):
         assert run(capsys, "curve", "--warehouse", warehouse, "--format", fmt, "--output", out)[0] == 0
     assert json.loads((tmp_path / "curve.json").read_text())[0]["key"] == "1-0"
     assert pq.read_table(tmp_path / "curve.parquet").num_rows == 15
-    assert (tmp_path / "curve.html").read_text().count("<svg") == 3 * len(curve.PANELS)
+    # every panel of every level, but the fog's two on level 1, which has no fog
+    assert not curve.has_fog(curve.levels(records)[1]) and curve.has_fog(curve.levels(records)[2])
+    assert (tmp_path / "curve.html").read_text().count("<svg") == 3 * len(curve.PANELS) - 2
     code, stdout, _ = run(capsys, "curve", "--warehouse", warehouse, "--format", "png", "--output", tmp_path / "png")
     assert code == 0 and sorted(p.name for p in (tmp_path / "png").iterdir()) == [
         "curve_level_1.png", "curve_level_2.png", "curve_level_3.png"]

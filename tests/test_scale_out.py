@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -159,7 +160,10 @@ def test_two_lanes_of_runs_write_the_warehouse_one_lane_writes(tables, reference
     rc, out, err = nightly(tables, root, home, "--workers", "2")
     assert rc == 0, out + err
     assert parquet_files(root) == reference
-    assert "on 2 lane(s)" in " ".join(out.split())
+    said = " ".join(out.split())
+    # counted in words that read right: "1 run of rows on 2 lanes", never "1 rows run(s) on 2 lane(s)"
+    assert "on 2 lanes, each recording its own rows" in said and "(s)" not in said
+    assert re.search(r"\b1 runs\b|\b1 lanes\b", said) is None
 
 
 def _closed_port() -> int:

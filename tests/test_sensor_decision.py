@@ -85,3 +85,14 @@ def test_an_invalid_table_is_one_validate_run_per_version_of_the_tables():
     again = regen.decide_invalid(d.cursor, "digest-1", "report")
     assert again.requests == [] and "still invalid" in again.skip_reason
     assert [r.kind for r in regen.decide_invalid(again.cursor, "digest-2", "report").requests] == [VALIDATE]
+
+
+def test_the_reason_tag_names_whole_rows_and_counts_the_rest():
+    """The run's reason tag is cut at a row key, never inside one (it used to
+    end at 200 characters, in the middle of a key), and says how many more."""
+    keys = [f"{level}-{depth}" for level in range(1, 13) for depth in range(5)]
+    text = regen.listed(keys)
+    assert len(text) <= regen.REASON_CHARACTERS and text.endswith(" more")
+    shown, more = text.rsplit(" and ", 1)
+    assert shown.split() == keys[:len(shown.split())] and int(more.split()[0]) == len(keys) - len(shown.split())
+    assert regen.listed(["1-0", "2-2"]) == "1-0 2-2"

@@ -46,7 +46,7 @@ from boardgen_pipeline.nodemap import load_pools
 from boardgen_pipeline.steps import history
 from boardgen_pipeline.warehouse import datasets, publish, views
 
-from .test_pipeline_support import copy_fixture, defs_for, materialize_graph, run_rows, run_validate
+from .test_pipeline_support import copy_fixture, defs_for, materialize_graph, meta, run_rows, run_validate, step_failures
 
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "sql.md"
@@ -172,7 +172,10 @@ def wh(tmp_path_factory) -> Warehouse:
         _earlier_history(defs_for(tables, root, samples=N), instance, tables, root)
         _prepare, rows, _table = materialize_graph(defs_for(tables, root, samples=N), instance)
         assert instance.get_dynamic_partitions("board_gen_rows") == ["1-0", "1-1", "2-0", "2-1", "3-0"]
-    assert rows.success
+    # the fixture's failing rows (the queries' answers: 3-0's batch withheld, 1-1 and 2-1 failing) fail the rows run on their
+    # verdicts alone, once every row is recorded; nothing raised
+    failure = meta(step_failures(rows)["calibrate"].user_failure_data)
+    assert not rows.success and failure["verdict_only"] is True and sorted(failure["failing_rows"]) == ["1-1", "2-1", "3-0"]
     assert publish.keys_in(root, "boards") == {(1, 0), (1, 1), (2, 0), (2, 1)}
     assert publish.keys_in(publish.rejected_root(root), "boards") == {(3, 0)}
 

@@ -101,6 +101,8 @@ def test_sigterm_stops_the_webserver_and_the_daemon(tmp_path):
         assert _until(lambda: _daemon_pids(home) == [], 60), f"the daemon outlived the launcher: {_daemon_pids(home)}"
         assert not _answers(port)
         assert b"boardgen UI stopped" in log.read_bytes()
+        # dagster dev's warning that it is superseded by dg dev, which a designer cannot act on, is not printed
+        assert b"SupersessionWarning" not in log.read_bytes() and b"Serving dagster-webserver" in log.read_bytes()
         # dagster dev shut down by itself, not killed at the end of the grace period: it removed what it made
         assert b"Dagster services shut down" in log.read_bytes()
         assert sorted(p.name for p in temp.iterdir()) == []

@@ -49,6 +49,7 @@ from boardgen_pipeline.board.rng import derive_at, sigma
 from boardgen_pipeline.calibration.rates import Z95, wilson
 from boardgen_pipeline.scopes import PROBE_OFFSET  # probes of a batch of at most 2048 boards follow it
 from boardgen_pipeline.tables.board_gen import BoardGenRow, fog_predicate, mines_target
+from boardgen_pipeline.words import count
 
 PASS_CHANCE = 0.999
 
@@ -143,8 +144,8 @@ class Advice:
     def text(self) -> str:
         lo, hi = self.rate.wilson()
         head = (f"row ({self.key[0]},{self.key[1]}): {self.status}; pass rate per attempt {self.rate.p:.3f} "
-                f"[95% CI {lo:.3f}-{hi:.3f}] over {self.rate.attempts} attempts; chance a board passes within "
-                f"{self.attempts} attempts {board_pass_chance(self.rate.p, self.attempts):.4f} "
+                f"[95% CI {lo:.3f}-{hi:.3f}] over {count(self.rate.attempts, 'attempt')}; chance a board passes "
+                f"within {count(self.attempts, 'attempt')} {board_pass_chance(self.rate.p, self.attempts):.4f} "
                 f"(needs >= {PASS_CHANCE}: {required_rate(self.attempts):.3f} per attempt)")
         if not self.searched:
             return head

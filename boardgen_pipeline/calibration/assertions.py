@@ -232,9 +232,17 @@ def assertion_b1(ev: RowEvidence) -> CheckOutcome:
 
 def assertion_e(ev: RowEvidence) -> CheckOutcome:
     """E: the declared ``monotone_in_depth`` fields do not fall with depth
-    within the level (seed 000 调参表; a warning, never blocking)."""
+    within the level (seed 000 调参表; a warning, never blocking), as the
+    table stood when the row's batch was drawn."""
     batch = ev.batch
-    findings = list(batch.monotone_findings)
+    return monotone_outcome(batch.key, batch.monotone_fields, batch.monotone_findings, batch.level_chain)
+
+
+def monotone_outcome(key: tuple[int, int], fields, findings, chain) -> CheckOutcome:
+    """E of row ``key`` from the table's ``monotone_in_depth`` ``fields``, the
+    row's ``findings`` (``BoardGenTable.warnings`` of the row) and its level's
+    ``chain`` (``(depth, ((field, value), ...))`` per row of the level)."""
+    findings = list(findings)
     return CheckOutcome(
         name=CHECK_E,
         assertion="E",
@@ -242,23 +250,39 @@ def assertion_e(ev: RowEvidence) -> CheckOutcome:
         severity="warning",
         blocking=False,
         description=("; ".join(findings) if findings
-                     else f"monotone in depth: {', '.join(batch.monotone_fields) or 'no fields declared'}"),
-        metadata={"fields": list(batch.monotone_fields), "findings": findings, "violations": len(findings)},
-        pictures={"level_chain": _monotone_picture(batch)} if findings else {},
+                     else f"monotone in depth: {', '.join(fields) or 'no fields declared'}"),
+        metadata={"fields": list(fields), "findings": findings, "violations": len(findings)},
+        pictures={"level_chain": _monotone_picture(key, fields, chain)} if findings else {},
     )
 
 
-def _monotone_picture(batch: SeedBatch) -> str:
-    if not batch.monotone_fields:
+def monotone_outcomes(table) -> dict[tuple[int, int], CheckOutcome]:
+    """E of every row of ``table`` as the table stands now: E reads the rows
+    of a level together, so an edit of row (L, D) can turn row (L, D+1)'s
+    verdict, whose own batch did not change (docs/decisions/partition-verdicts.md
+    "Verdicts that read other rows")."""
+    fields = tuple(table.header.monotone_in_depth)
+    findings: dict[str, list[str]] = {}
+    for w in table.warnings:
+        findings.setdefault(w.row, []).append(str(w))
+    keys = table.keys()
+    chains = {level: tuple((d, tuple((f, getattr(table.rows[(lv, d)], f)) for f in fields))
+                           for (lv, d) in keys if lv == level) for level in {k[0] for k in keys}}
+    return {key: monotone_outcome(key, fields, findings.get(table.rows[key].key_text, ()), chains[key[0]])
+            for key in keys}
+
+
+def _monotone_picture(key: tuple[int, int], fields, chain) -> str:
+    if not fields:
         return "_the table declares no monotone_in_depth fields_"
-    head = "| depth | " + " | ".join(batch.monotone_fields) + " |"
-    rule = "|---|" + "---|" * len(batch.monotone_fields)
+    head = "| depth | " + " | ".join(fields) + " |"
+    rule = "|---|" + "---|" * len(fields)
     lines = [head, rule]
-    for depth, values in batch.level_chain:
-        mark = "**" if depth == batch.key[1] else ""
+    for depth, values in chain:
+        mark = "**" if depth == key[1] else ""
         cells = " | ".join(f"{mark}{v}{mark}" for _, v in values)
         lines.append(f"| {mark}{depth}{mark} | {cells} |")
-    return f"level {batch.key[0]} (this row in bold):\n\n" + "\n".join(lines)
+    return f"level {key[0]} (this row in bold):\n\n" + "\n".join(lines)
 
 
 def assertion_f(ev: RowEvidence) -> CheckOutcome:

@@ -1,12 +1,14 @@
 """``boardgen advise``: what would make a failing row pass (seed 001 F4 A; the advisor and its fix in
-``calibration``), and ``--apply``, the fix written into the table."""
+``calibration``), and ``--apply``, the fix written into the table. A failing row edited since its last
+calibration is told what the edit changed and the value to restore (the warehouse's
+``calibration_history``: ``steps.history.edit_hint``), before the advisor's search."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from boardgen_pipeline.cli.common import TABLES_HELP, UserError, parse_rows, tables_dir
+from boardgen_pipeline.cli.common import TABLES_HELP, WAREHOUSE_HELP, UserError, parse_rows, tables_dir, warehouse_dir
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.exits import Exit
 
@@ -37,10 +39,25 @@ def cmd_advise(args) -> int:
                                       master_seed=args.master_seed, force=bool(args.row)))
             progress.advance(task)
     for a in out:
+        hint = _edit_hint(args, table, a.key) if a.status == "fails" else ""
+        if hint:
+            console.print(f"row ({a.key[0]},{a.key[1]}) {hint}", highlight=False, soft_wrap=True)
         console.print(a.text(), highlight=False)
     for line in advisor.difficulty_findings(reports):
         console.print(line, highlight=False)
     return 0
+
+
+def _edit_hint(args, table, key) -> str:
+    """What an edit changed in row ``key`` since its last calibration in the
+    warehouse, and what to restore (``history.edit_hint``); empty without a
+    warehouse or a version to compare with."""
+    from boardgen_pipeline.steps import history
+
+    root = warehouse_dir(args)
+    if not root.is_dir():
+        return ""
+    return history.edit_hint(history.of_row(root, key), table.rows[key])
 
 
 def _advise_apply(args) -> int:
@@ -80,6 +97,9 @@ def _advise_apply(args) -> int:
         for f in fixes:
             if f.passes and args.all:
                 continue  # --all: passing rows are left alone, counted below
+            hint = "" if f.passes else _edit_hint(args, table, f.key)
+            if hint:
+                print(f"row ({f.key[0]},{f.key[1]}) {hint}")
             if f.advice is not None:
                 print(f.advice.text())
             print(f.text())
@@ -102,6 +122,7 @@ def register(sub) -> None:
     a = sub.add_parser("advise", help="what would make a row pass (density, cap, target)")
     a.add_argument("--row", help="row keys L,D (default: every row; searches run for failing or thin rows)")
     a.add_argument("--tables", help=TABLES_HELP)
+    a.add_argument("--warehouse", help=WAREHOUSE_HELP + "; its calibration history says what an edit changed")
     a.add_argument("--samples", type=int, default=256, help="calibration boards measured per row, 1..4096 (default: 256)")
     a.add_argument("--probes", type=int, default=128, help="boards per probe of a candidate value, 1..2048 (default: 128)")
     a.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")

@@ -143,6 +143,28 @@ PANELS = (
 )
 
 
+FOG_PANELS = frozenset({"delta_budget_fog_p50", "fog_burden_ratio_p50"})  # the fog's panels, by column
+# each panel's y unit, by its column
+UNITS = {"p50": "share of safe cells", "inferability_core_p50": "share of safe cells", "win_rate": "share of boards",
+         "mean_survival": "probability", "no_guess_share": "share of boards", "mean_guesses": "guesses a board",
+         "retry_rate": "share of boards", "mean_attempts": "attempts a board", "bbbv_p50": "3BV (clicks)",
+         "openings_p50": "openings a board", "delta_budget_fog_p50": "digs (AP)", "fog_burden_ratio_p50": "ratio"}
+# the panels with a target, and the column that holds each row's
+TARGETS = {"p50": "inferability_target", "inferability_core_p50": "inferability_target",
+           "mean_survival": "min_mean_survival"}
+
+
+def has_fog(rows: list[dict]) -> bool:
+    """Whether any row of a level places fog regions."""
+    return any(r.get("fog_region_count") for r in rows)
+
+
+def panels_for(rows: list[dict]) -> tuple:
+    """The panels of one level: every panel, but the fog's on a level
+    without fog (its rows' fog figures are all zero: empty panels)."""
+    return tuple(p for p in PANELS if has_fog(rows) or p[1] not in FOG_PANELS)
+
+
 def levels(rows: list[dict]) -> dict[int, list[dict]]:
     out: dict[int, list[dict]] = {}
     for r in rows:
@@ -151,18 +173,22 @@ def levels(rows: list[dict]) -> dict[int, list[dict]]:
 
 
 def html(rows: list[dict]) -> str:
-    """One self-contained page: each level's figures against depth, intervals
-    shaded, the Boss row circled."""
+    """One self-contained page: each level's figures against depth, with a
+    y axis in the figure's unit, intervals shaded, the row's target dashed
+    where the figure has one, the Boss row as a diamond; no fog panels on a
+    level without fog."""
     body = ["<h1>Difficulty curve</h1>",
-            f"<p>{len(rows)} rows from the warehouse's calibration reports; bands: 95% intervals or p10-p90; "
-            "the Boss row circled.</p>"]
+            f"<p>{len(rows)} rows from the warehouse's calibration reports; bands: 95% intervals or p10-p90. "
+            f"{svg.LEGEND}.</p>"]
     for level, mine in levels(rows).items():
         panels = []
-        for title, column, band in PANELS:
+        for title, column, band in panels_for(mine):
             points = [(r["node_depth"], r.get(column)) for r in mine]
             shade = [(r["node_depth"], r.get(band[0]), r.get(band[1])) for r in mine] if band else []
             boss = [(r["node_depth"], r.get(column)) for r in mine if r.get("boss_row")]
-            panels.append(svg.panel(title, [svg.Series(column, "#1f77b4", points, band=shade)], boss))
+            targets = [(r["node_depth"], r.get(TARGETS[column])) for r in mine] if column in TARGETS else []
+            panels.append(svg.panel(title, [svg.Series(column, "#1f77b4", points, band=shade)], unit=UNITS.get(column, ""),
+                                    targets=targets, boss=boss))
         body.append(f"<h2>level {level}</h2><div class=\"level\">{''.join(panels)}</div>")
     return svg.page("difficulty curve", body)
 
@@ -175,6 +201,6 @@ def write_pngs(rows: list[dict], folder: Path) -> list[Path]:
     folder = Path(folder)
     with datasets.storage_faults(folder):
         folder.mkdir(parents=True, exist_ok=True)
-        return [files.atomic_write(folder / f"curve_level_{level}.png", curve_level_png(level, mine, PANELS))
+        return [files.atomic_write(folder / f"curve_level_{level}.png", curve_level_png(level, mine, panels_for(mine)))
                 for level, mine in levels(rows).items()]
 

@@ -2,9 +2,15 @@
 metadata (SPEC 9 "asset checks ... metadata carries the numbers"; seed 001
 P2 "C3 全行审计"; seed 004 on attribution; docs/review.md "In the UI").
 
-:func:`markdown_against_previous` gives, for each edited row, a markdown
-table of its report figures against the row's previous version in
-``calibration_history``, the figures that moved marked.
+:func:`markdown_against_previous` gives, for each edited row, first the
+fields the edit changed (``max_gen_attempts 32 -> 1``), then its F4 verdict
+before and after and the figures that moved, then the table of its figures
+against the row's previous version in ``calibration_history``, the figures
+that moved marked. The previous version is the row's last calibration before
+it became what it is now (``history.before_edit``): the night's version of a
+row the designer then edited, whether the edit published a report or its
+batch was withheld (A'), whose figures are then its rejected boards'.
+"No previous version" is said only when the history holds no other version.
 
 **Paired where it can be, and it says which.** The previous version's
 boards are not kept (a row's boards file holds its current batch only), but
@@ -37,40 +43,101 @@ REPORT_FIGURES = (("pass_rate", None), ("p10", "inferability_p10"), ("p50", "inf
                   ("mean_survival", "mean_survival"), ("bbbv_p50", "bbbv_p50"), ("below_target", None),
                   ("illegal", None))
 PASS_RATE_MARGIN = 0.05
+COUNTS = ("below_target", "illegal")  # boards, not shares: shown as whole numbers
 
 
-def previous_version(path: history.Trajectory) -> tuple[dict | None, dict | None]:
-    """``(current, previous)``: the version the row's report is now, and the
-    other version published last (None when there is none)."""
+def _count(value) -> str:
+    return str(int(value))
+
+
+def previous_version(path: history.Trajectory, row=None) -> tuple[dict | None, dict | None]:
+    """``(current, previous)``: the version the row's report is now (None:
+    no current report, e.g. a batch A' withheld), and the version it is
+    compared with: the row's last calibration before it became what ``row``
+    (its fields now) is (``history.before_edit``); when no version differs
+    from the row (N, the master seed or the generator changed), the other
+    version published last. None only when the history holds nothing else."""
     current = next((v for v in path.versions if v["version"] == path.current), None)
-    others = [v for v in path.versions if v["version"] != path.current]
-    return current, (max(others, key=lambda v: v["published_at"]) if others else None)
+    previous = history.before_edit(path, row) if row is not None else None
+    if previous is None:
+        others = [v for v in path.versions if v["version"] != path.current]
+        previous = max(others, key=lambda v: (v["published_at"], v["version"])) if others else None
+    return current, previous
+
+
+def changed_fields(previous: dict | None, row) -> str:
+    """The fields of ``row`` (now) that differ from ``previous`` (a history
+    version): ``max_gen_attempts 32 -> 1, ...``; empty when none."""
+    if previous is None or row is None:
+        return ""
+    return history.edit_text(history.parameter_changes(previous, history.row_parameters(row)))
+
+
+def edited_rows(root, catalog, keys) -> dict[str, str]:
+    """``{"L-D": "max_gen_attempts 32 -> 1, ..."}``: what the edit changed in
+    each row of ``keys``, against its last calibration (rows with no earlier
+    version, or nothing changed, left out). Reads one history folder a row."""
+    out = {}
+    for key in keys:
+        row = catalog.board_gen.rows.get(key)
+        text = changed_fields(history.before_edit(history.of_row(root, key), row), row) if row is not None else ""
+        if text:
+            out[f"{key[0]}-{key[1]}"] = text
+    return out
 
 
 def markdown_against_previous(root, catalog, keys, samples: int, master_seed: int = 0) -> dict[str, str]:
-    """For each row of ``keys`` (``"L-D"`` -> markdown): its figures against
-    its previous version (module docstring: paired when the previous
-    version can be rebuilt, for the first ``PAIRED_ROWS`` rows; unpaired
-    otherwise, and the text says which)."""
+    """For each row of ``keys`` (``"L-D"`` -> markdown): what the edit
+    changed, then its verdict and figures against its previous version
+    (module docstring: paired when the previous version can be rebuilt, for
+    the first ``PAIRED_ROWS`` rows; unpaired otherwise, and the text says
+    which)."""
     root = Path(root)
     table = catalog.board_gen
     out, paired = {}, 0
     for key in sorted(keys):
         name = f"{key[0]}-{key[1]}"
-        current, previous = previous_version(history.of_row(root, key))
-        if current is None or previous is None:
-            out[name] = (f"**Row ({key[0]},{key[1]})**: no previous version in `calibration_history` to compare with "
-                         "(its first calibration, or its report is not current)")
+        path = history.of_row(root, key)
+        row = table.rows.get(key)
+        current, previous = previous_version(path, row)
+        if previous is None:
+            out[name] = (f"**Row ({key[0]},{key[1]})**: no previous version in `calibration_history` to compare with: "
+                         + ("this is its first calibration" if not path.versions else
+                            "its only version is the row as it is now"))
             continue
-        row, exact = sources.rebuild_row(previous, key, table.rows.get(key), table.header, previous["row_fingerprint"])
-        if exact and paired < PAIRED_ROWS and key in table.rows:
+        base_row, exact = sources.rebuild_row(previous, key, row, table.header, previous["row_fingerprint"])
+        if exact and paired < PAIRED_ROWS and row is not None:
             paired += 1
-            out[name] = _paired(root, catalog, key, row, previous, min(samples, previous["samples"]), master_seed)
+            out[name] = _paired(root, catalog, key, base_row, previous, min(samples, previous["samples"]), master_seed)
         else:
             why = ("more rows were edited than the edit budget pairs" if exact
                    else "the previous version's boards cannot be rebuilt from what the history keeps")
-            out[name] = _unpaired(key, previous, current, why)
+            now = current or _rejected_figures(root, key, row)
+            out[name] = (_unpaired(key, previous, now, row, why) if now is not None else
+                         f"**Row ({key[0]},{key[1]}) edited: {changed_fields(previous, row) or 'nothing'}**; "
+                         "its new batch left no figures to compare")
     return out
+
+
+def _rejected_figures(root: Path, key, row) -> dict | None:
+    """The figures of a row's batch that A' withheld (no report, no version):
+    its rejected boards evaluated as a report would be."""
+    from boardgen_pipeline.calibration.batch import evaluate_row
+    from boardgen_pipeline.warehouse import publish
+
+    if row is None:
+        return None
+    try:
+        records = publish.read_partition(publish.rejected_root(root), "boards", key)
+    except (OSError, ValueError):
+        return None
+    report = evaluate_row(row, records).as_dict()
+    return {**report, "pass_rate": history.pass_rate(report["passed"], report["samples"])}
+
+
+def _head(key, previous: dict, row) -> list[str]:
+    """What every edit report leads with: the fields the edit changed."""
+    return [f"**Row ({key[0]},{key[1]}) edited: {changed_fields(previous, row) or 'no field the history keeps'}**"]
 
 
 def _paired(root: Path, catalog, key, row, previous: dict, samples: int, master_seed: int) -> str:
@@ -81,14 +148,22 @@ def _paired(root: Path, catalog, key, row, previous: dict, samples: int, master_
     result = diff.compare(base, head, diff.Settings(samples, master_seed), root)
     [found] = result.rows
     when = previous["published_at"].strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"**Row ({key[0]},{key[1]}) against its previous version** ({previous['version']}, first published "
-             f"{when}): **paired** on the same {found.samples} scopes, both versions' boards; "
-             f"{render.f4_text(found.base_verdicts)} -> {render.f4_text(found.head_verdicts)}", "",
-             f"changed: {', '.join(found.changes)}" if found.state == diff.MODIFIED else "changed: nothing that "
-             "decides its boards", ""]
+    lines = _head(key, previous, catalog.board_gen.rows[key])
+    lines += ["", f"F4: {render.f4_text(found.base_verdicts)} -> {render.f4_text(found.head_verdicts)}"]
+    verdicts = [v.text() for v in found.verdict_changes]
+    if verdicts:
+        lines += ["", "verdict changes: " + "; ".join(verdicts)]
     if found.state != diff.MODIFIED:
-        return "\n".join(lines + ["every figure equal: the same boards"])
-    lines += ["| figure | previous | now | Δ | 95% interval | q | |", "|---|---|---|---|---|---|---|"]
+        return "\n".join(lines + ["", f"against version {previous['version']} (first published {when}): every "
+                                        "figure equal, the same boards"])
+    flagged = [f for f in found.figures.values() if f.flagged]
+    if flagged:
+        lines += ["", "flagged: " + "; ".join(
+            f"{f.name} {render.exit_moves(f)}" if f.kind == F.CATEGORIES else
+            f"{f.name} {render.number(f.base)} -> {render.number(f.head)} ({render.signed(f.delta)})" for f in flagged)]
+    lines += ["", f"against version {previous['version']} (first published {when}): **paired** on the same "
+                  f"{found.samples} scopes, both versions' boards", "",
+              "| figure | previous | now | Δ | 95% interval | q | |", "|---|---|---|---|---|---|---|"]
     for f in found.figures.values():
         if f.kind == F.CATEGORIES:
             lines.append(f"| {f.name} | | | {render.exit_moves(f)} | | {render.q_text(f.q)} | "
@@ -101,20 +176,38 @@ def _paired(root: Path, catalog, key, row, previous: dict, samples: int, master_
     return "\n".join(lines)
 
 
-def _unpaired(key, previous: dict, current: dict, why: str) -> str:
-    lines = [f"**Row ({key[0]},{key[1]}) against its previous version** ({previous['version']}): **unpaired** ({why}): "
-             "the two reports' figures, no interval", "",
-             f"changed: {', '.join(history.changes(previous, current)) or 'no parameter the history keeps'}", "",
-             "| figure | previous | now | Δ | margin | |", "|---|---|---|---|---|---|"]
+VERDICTS = (("assertion_a", "A"), ("assertion_a2", "A''"), ("assertion_a1", "A'"), ("assertion_b", "B"),
+            ("assertion_b1", "B'"))
+
+
+def _verdict_changes(previous: dict, now: dict) -> list[str]:
+    said = {True: "pass", False: "FAIL"}
+    return [f"{name}: {said[previous[col]]} -> {said[now[col]]}" for col, name in VERDICTS
+            if previous.get(col) is not None and now.get(col) is not None and previous[col] != now[col]]
+
+
+def _unpaired(key, previous: dict, now: dict, row, why: str) -> str:
+    lines = _head(key, previous, row)
+    verdicts = _verdict_changes(previous, now)
+    if verdicts:
+        lines += ["", "verdict changes: " + "; ".join(verdicts)]
+    rows, moved = [], []
     for column, figure in REPORT_FIGURES:
-        before, now = previous.get(column), current.get(column)
-        if before is None or now is None:
+        before, after = previous.get(column), now.get(column)
+        if before is None or after is None:
             continue
         margin = F.DEFAULT_MARGINS[figure] if figure else (PASS_RATE_MARGIN if column == "pass_rate" else 0)
-        moved = abs(now - before) > margin
-        lines.append(f"| {column} | {render.number(before)} | {render.number(now)} | {render.signed(now - before)} | "
-                     f"{render.number(margin)} | {MOVED if moved else ''} |")
+        flag = abs(after - before) > margin
+        shown = _count if column in COUNTS else render.number
+        if flag:
+            moved.append(f"{column} {shown(before)} -> {shown(after)}")
+        delta = f"{int(after - before):+d}" if column in COUNTS else render.signed(after - before)
+        rows.append(f"| {column} | {shown(before)} | {shown(after)} | {delta} | {shown(margin)} | "
+                    f"{MOVED if flag else ''} |")
+    if moved:
+        lines += ["", "moved: " + "; ".join(moved)]
+    lines += ["", f"against version {previous['version']}: **unpaired** ({why}): the two reports' figures, no "
+                  "interval", "", "| figure | previous | now | Δ | margin | |", "|---|---|---|---|---|---|", *rows]
     lines += ["", f"{MOVED}: moved by more than the figure's margin (docs/review.md); unpaired, so a move within "
                   "sampling noise can be marked"]
     return "\n".join(lines)
-

@@ -413,6 +413,22 @@ CURVE_PANELS = (("win_rate", "win_rate"), ("inferability_p10", "p10"), ("inferab
                 ("mean_survival", "mean_survival"), ("mean_guesses", "mean_guesses"), ("no_guess_share", "no_guess_share"),
                 ("retry_rate", "retry_rate"), ("mean_attempts", "mean_attempts"), ("bbbv_p50", "bbbv_p50"))
 REPORT_COLUMNS = (*(column for _, column in CURVE_PANELS), "row_fingerprint")
+# each panel's y unit, and the panels a row's inferability target is drawn on
+UNITS = {"win_rate": "share of boards", "inferability_p10": "share of safe cells",
+         "inferability_p50": "share of safe cells", "mean_survival": "probability", "mean_guesses": "guesses a board",
+         "no_guess_share": "share of boards", "retry_rate": "share of boards", "mean_attempts": "attempts a board",
+         "bbbv_p50": "3BV (clicks)"}
+TARGETED = ("inferability_p10", "inferability_p50")
+VERDICT_WORDS = {True: "pass", False: "FAIL", None: "(new row)"}
+
+
+def verdict_cells(v) -> str:
+    """One F4 verdict change as the HTML table's cells, in the words the
+    terminal and the markdown use: ``pass``, ``FAIL``, ``pass -> FAIL (worse)``
+    (``VerdictChange.direction``: a warning's, E, says it moves no exit code)."""
+    change = f"{VERDICT_WORDS[v.base]} -> {VERDICT_WORDS[v.head]} ({v.direction})"
+    return (f"<td>{key_text(v.key)}</td><td>{escape(v.assertion)}</td><td>{VERDICT_WORDS[v.base]}</td>"
+            f"<td>{VERDICT_WORDS[v.head]}</td><td>{escape(change)}</td>")
 BASE_COLOR, HEAD_COLOR = "#7f7f7f", "#1f77b4"
 
 
@@ -448,19 +464,20 @@ def html(diff: CalibrationDiff, reports: dict | None = None) -> str:
     changes = diff.verdict_changes
     body.append("<h2>F4 verdict changes</h2>")
     if changes:
-        body.append("<table><tr><th>row</th><th>assertion</th><th>base</th><th>head</th></tr>")
-        body += [f'<tr class="{"worse" if v.worsened else "better"}"><td>{key_text(v.key)}</td><td>{escape(v.assertion)}'
-                 f"</td><td>{v.base}</td><td>{v.head}</td></tr>" for v in changes]
+        body.append("<table><tr><th>row</th><th>assertion</th><th>base</th><th>head</th><th>change</th></tr>")
+        body += [f'<tr class="{"worse" if v.worsened else "better"}">{verdict_cells(v)}</tr>' for v in changes]
         body.append("</table>")
     else:
         body.append("<p>None.</p>")
     body += [f"<p>table {escape(t['table'])}: {t['change']}</p>" for t in diff.tables]
     body += [f"<p>note: {escape(n)}</p>" for n in diff.notes]
     body.append(f'<h2>Curves, base (<span style="color:{BASE_COLOR}">grey, dashed</span>) against head '
-                f'(<span style="color:{HEAD_COLOR}">blue</span>), flagged points circled in red</h2>')
+                f'(<span style="color:{HEAD_COLOR}">blue</span>)</h2><p>{svg.LEGEND}; the band: the head\'s 95% '
+                "interval (base + the paired interval of the change)</p>")
     keys = sorted({row.key for row in diff.rows})
     for level in sorted({k[0] for k in keys}):
         depths = [k[1] for k in keys if k[0] == level]
+        rows = {d: diff.head.rows.get((level, d)) or diff.base.rows.get((level, d)) for d in depths}
         panels = []
         for name, _ in CURVE_PANELS:
             got = [(d, values.get(((level, d), name))) for d in depths]
@@ -468,7 +485,11 @@ def html(diff: CalibrationDiff, reports: dict | None = None) -> str:
             head = svg.Series("head", HEAD_COLOR, [(d, v[1] if v else None) for d, v in got],
                               band=[(d, v[0] + v[3][0], v[0] + v[3][1]) for d, v in got if v and v[3] and v[0] is not None])
             marks = [(d, v[1]) for d, v in got if v and v[2]]
-            panels.append(svg.panel(name, [base, head], marks))
+            shown_at = [(d, v[1] if v[1] is not None else v[0]) for d, v in got if v]
+            boss = [(d, y) for d, y in shown_at if rows[d] is not None and rows[d].boss]
+            targets = [(d, rows[d].row.inferability_target) for d in depths if rows[d] is not None] \
+                if name in TARGETED else []
+            panels.append(svg.panel(name, [base, head], marks, unit=UNITS.get(name, ""), targets=targets, boss=boss))
         body.append(f"<h3>level {level}</h3><div class=\"level\">{''.join(panels)}</div>")
     body.append("<h2>Changed rows</h2>")
     body.append(f"<p class=\"legend\">{escape(FLAG_RULE)}. The flag column says whether the interval lies beyond "

@@ -205,13 +205,57 @@ def of_row(root, key: tuple[int, int]) -> Trajectory:
     return out
 
 
+def parameter_changes(before: dict | None, after: dict) -> list[tuple[str, object, object]]:
+    """``(name, before, after)`` of each input of a row that differs between
+    two versions (or a version and the row's fields now); none for the first."""
+    if before is None:
+        return []
+    names = [n for n in (*PARAMETERS, "samples", "metric_version") if n in before and n in after]
+    return [(name, before[name], after[name]) for name in names if before[name] != after[name]]
+
+
 def changes(before: dict | None, after: dict) -> list[str]:
     """What differs between two versions of a row among its inputs:
     ``"mine_density 0.22->0.3"``, ...; the first version has none."""
-    if before is None:
-        return []
-    names = (*PARAMETERS, "samples", "metric_version")
-    return [f"{name} {_text(before[name])}->{_text(after[name])}" for name in names if before[name] != after[name]]
+    return [f"{name} {_text(old)}->{_text(new)}" for name, old, new in parameter_changes(before, after)]
+
+
+def edit_text(changed: list[tuple[str, object, object]]) -> str:
+    """Changed fields as a designer reads them: ``max_gen_attempts 32 -> 1,
+    inferability_target 0.85 -> 0.99``."""
+    return ", ".join(f"{name} {_text(old)} -> {_text(new)}" for name, old, new in changed)
+
+
+def row_parameters(row) -> dict:
+    """A table row's fields as a version holds them (``PARAMETERS``)."""
+    return {name: getattr(row, name) for name in PARAMETERS}
+
+
+def before_edit(path: Trajectory, row) -> dict | None:
+    """The version the row was last calibrated as before it became what
+    ``row`` (its fields now) is: the newest version whose parameters differ
+    from the row's; None when every version is the row as it is (nothing
+    edited since) or there is none."""
+    now = row_parameters(row)
+    edited = [v for v in path.versions if any(v.get(n) != now[n] for n in PARAMETERS)]
+    return max(edited, key=lambda v: (v["published_at"], v["version"])) if edited else None
+
+
+def edit_hint(path: Trajectory, row) -> str:
+    """What a designer reads beside a failing row that was edited since its
+    last calibration: ``edited since its calibration of 2026-12-06 (F4 passed
+    then): max_gen_attempts 32 -> 1 (restore 32)``; empty when the row is as
+    it was last calibrated, or has no version."""
+    previous = before_edit(path, row)
+    if previous is None:
+        return ""
+    changed = parameter_changes(previous, row_parameters(row))
+    if not changed:
+        return ""
+    when = previous["published_at"].astimezone(UTC).strftime("%Y-%m-%d")
+    then = "F4 passed then" if previous.get("green") else "F4 failed then too"
+    fields = ", ".join(f"{name} {_text(old)} -> {_text(new)} (restore {_text(old)})" for name, old, new in changed)
+    return f"edited since its calibration of {when} ({then}): {fields}"
 
 
 def _text(value) -> str:

@@ -26,6 +26,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for
 from pathlib import Path
 
+from boardgen_pipeline.words import count as counted
+
 
 def _context(preload: list[str], method: str | None = None):
     """A context whose processes fork from one server that imported
@@ -163,8 +165,8 @@ class Lanes:
         begun = self.on_lost(lane) if self.on_lost is not None else set()
         rest = [(key, order) for key, order in lane.pending if key not in begun]
         lane.pending = []
-        self.notes.append(f"a lane died (pid {lane.pid}, exit {lane.returncode}); {len(rest)} run(s) it had "
-                          "not begun go to another lane")
+        self.notes.append(f"a lane died (pid {lane.pid}, exit {lane.returncode}); {counted(len(rest), 'run')} it "
+                          "had not begun go to another lane")
         if rest:
             other = self.live()
             for key, order in rest:

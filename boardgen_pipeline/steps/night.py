@@ -45,13 +45,15 @@ from boardgen_pipeline.steps.runs import plan as plan_ranges
 PREPARE, ROWS, TABLE, RETENTION = "prepare", "rows", "table", "retention"
 STAGES = (PREPARE, ROWS, TABLE, RETENTION)
 
+# A run's tags are few: the Runs page shows every tag of the boardgen/ kind on each run (a night's rows run
+# carried eleven). What one tag says is not said again by another: the stage is the run key's first word,
+# and where a run is executed is one host:pid.
 NIGHT_TAG = "boardgen/night"  # the night's id: the Runs page filtered by it lists the night
-STAGE_TAG = "boardgen/stage"
-KEY_TAG = "boardgen/run"  # the run's key in its night: prepare, rows-000, table, retention
+KEY_TAG = "boardgen/run"  # the run's key in its night: prepare, rows-000, table, retention (its stage first)
 OF_TAG = "boardgen/of"  # on a rows run: how many rows runs the night has
 TRIGGER_TAG = "boardgen/trigger"  # schedule, nightly (boardgen nightly), table_edit, ui
 FOLLOW_TAG = "boardgen/follow"  # who starts what follows the rows: "daemon" or "process"
-HOST_TAG, PID_TAG = "boardgen/host", "boardgen/pid"  # where the run is executed, when a boardgen process does it
+EXECUTOR_TAG = "boardgen/executor"  # host:pid of the process executing the run, when a boardgen process does it
 LAUNCHER_TAG = "boardgen/launcher"  # host:pid of the process that asked for the run (a schedule, a nightly)
 SCHEDULE, NIGHTLY, TABLE_EDIT = "schedule", "nightly", "table_edit"
 DAEMON, PROCESS = "daemon", "process"
@@ -71,8 +73,15 @@ class RunSpec:
     of: int = 0  # a rows run: how many rows runs the night has
 
     def tags(self, night: str) -> dict[str, str]:
-        tags = {KEY_TAG: self.key, STAGE_TAG: self.stage, NIGHT_TAG: night}
+        tags = {KEY_TAG: self.key, NIGHT_TAG: night}
         return {**tags, OF_TAG: str(self.of)} if self.stage == ROWS else tags
+
+
+def stage_of(key: str) -> str:
+    """A night's run's stage, from its key (``rows-003`` is a rows run); empty
+    for a run that is no run of a night."""
+    stage = (key or "").split("-", 1)[0]
+    return stage if stage in STAGES else ""
 
 
 @dataclass(frozen=True)
@@ -160,7 +169,14 @@ def over(runs: list[NightRun]) -> bool:
 
 def here() -> dict[str, str]:
     """The tags of a run this process executes: this host and process."""
-    return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+    return {EXECUTOR_TAG: launcher()}
+
+
+def executor_of(tags: dict[str, str]) -> tuple[str, int] | None:
+    """``(host, pid)`` of the boardgen process that executes a run (its
+    executor tag), None when no boardgen process does (the daemon launched it)."""
+    host, _, pid = tags.get(EXECUTOR_TAG, "").rpartition(":")
+    return (host, int(pid)) if host and pid.isdigit() else None
 
 
 def launcher() -> str:
@@ -169,12 +185,13 @@ def launcher() -> str:
 
 
 def executor_alive(tags: dict[str, str], started: float) -> bool:
-    """Whether the process that executes a run (its host and pid tags) may be
+    """Whether the process that executes a run (its executor tag) may be
     alive: True for another host, a run without the tags (launched by the
     daemon: Dagster's run monitoring judges it), or a live process here."""
-    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
+    executor = executor_of(tags)
+    if executor is None or executor[0] != socket.gethostname():
         return True
-    return process_alive(int(tags[PID_TAG]), started)
+    return process_alive(executor[1], started)
 
 
 def unfinished_rows(order: list[str], ranges: list[tuple[str, str]], made: set[str]) -> list[str]:

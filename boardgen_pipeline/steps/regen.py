@@ -179,6 +179,22 @@ def rows_in_flight(cursor_text: str | None, clock: float, ttl: float = IN_FLIGHT
     return any(clock - v[1] < ttl for v in cursor["in_flight"].values())
 
 
+REASON_CHARACTERS = 200  # a run's reason tag: what the Runs page shows of it whole
+
+
+def listed(keys: list[str], limit: int = REASON_CHARACTERS) -> str:
+    """Partition keys for a run's reason tag, cut at a key, never inside one:
+    ``1-0 1-1 ... and 40 more`` (the tag used to end in the middle of a key)."""
+    out = []
+    for i, key in enumerate(keys):
+        rest = len(keys) - i - 1
+        tail = f" and {rest} more" if rest else ""
+        if len(" ".join([*out, key]) + tail) > limit and out:
+            return " ".join(out) + f" and {len(keys) - i} more"
+        out.append(key)
+    return " ".join(out)
+
+
 def decide(facts: Facts, registered: list[str], cursor_text: str | None, clock: float) -> Decision:
     """One evaluation of the table-edit sensor: which runs to ask for, which
     partitions to add and remove, the next cursor (docstring of
@@ -207,13 +223,13 @@ def decide(facts: Facts, registered: list[str], cursor_text: str | None, clock: 
     requests = []
     if plan_.regenerate:
         rows = tuple(sorted({*plan_.regenerate, *overlays}, key=row_key))
-        requests.append(Request(ROWS, rows, bool(draws), "rows changed: " + " ".join(plan_.regenerate)[:200]))
+        requests.append(Request(ROWS, rows, bool(draws), "rows changed: " + listed(plan_.regenerate)))
     elif overlays:
-        requests.append(Request(OVERLAYS, tuple(overlays), bool(draws), "overlays changed: " + " ".join(overlays)[:200]))
+        requests.append(Request(OVERLAYS, tuple(overlays), bool(draws), "overlays changed: " + listed(overlays)))
     elif draws or strata:
         requests.append(Request(TABLE, (), bool(draws), "node maps changed" if draws else "reports changed"))
     if plan_.remove and not requests:  # prune the removed rows' files and views
-        requests.append(Request(VALIDATE, reason="rows removed: " + " ".join(plan_.remove)[:200]))
+        requests.append(Request(VALIDATE, reason="rows removed: " + listed(plan_.remove)))
     log = (f"regenerate {plan_.regenerate}; overlays {overlays}; draws {bool(draws)}; strata {bool(strata)}; "
            f"add {plan_.add}; remove {plan_.remove}; keep {len(plan_.keep)}")
     return Decision(requests, plan_.add, plan_.remove, cursor_text, log=log)

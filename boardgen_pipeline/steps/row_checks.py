@@ -25,6 +25,7 @@ from boardgen_pipeline.outcomes import CheckOutcome
 
 DATASET = "row_checks"
 ALWAYS_PICTURED = frozenset({"f_mean_survival"})  # checks whose pictures a passing row keeps
+CROSS_ROW = frozenset({"e_monotone_in_depth"})  # checks whose verdict reads the row's neighbours
 SCHEMA = pa.schema([
     ("asset", pa.string()),
     ("check", pa.string()),
@@ -75,3 +76,24 @@ def verdict_line(outcomes: list[CheckOutcome]) -> str:
     if failed:
         return "FAIL: " + "; ".join(f"{o.assertion}: {o.description}" for o in failed)
     return "pass" + (" (warning: " + "; ".join(o.assertion for o in warned) + ")" if warned else "")
+
+
+def failing(outcomes: list[CheckOutcome]) -> list[CheckOutcome]:
+    """The outcomes of error severity that fail: what turns a row red."""
+    return [o for o in outcomes if not o.passed and o.severity == "error"]
+
+
+def cross_row_records(table, fingerprints: dict[str, str]) -> dict[str, dict]:
+    """``{partition: {check: record}}``: every row's verdicts of
+    :data:`CROSS_ROW` judged on ``table`` as it is now, as records of this
+    dataset; ``fingerprints``: each row's batch fingerprint now (a record says
+    what it judged)."""
+    from boardgen_pipeline.calibration.assertions import monotone_outcomes
+    from boardgen_pipeline.calibration.fingerprints import partition_key
+
+    out = {}
+    for key, outcome in monotone_outcomes(table).items():
+        pk = partition_key(key)
+        [record] = records({"boards": [outcome]}, {"boards": fingerprints.get(pk, "")})
+        out[pk] = {outcome.name: record}
+    return out

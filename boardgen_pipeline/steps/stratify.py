@@ -63,7 +63,8 @@ REPORT_COLUMNS = ("batch_fingerprint", *FIGURES)  # what the strata read of a re
 
 
 DESCRIPTION = ("Every template of every pool has figures: each battle/boss node's row has a current calibration "
-               "report (warning: a row not yet regenerated or not published leaves its templates without figures).")
+               "report (warning: a row not yet regenerated or not published leaves its templates without figures; "
+               "the check says which, and why).")
 
 
 def dataset_schema():
@@ -155,7 +156,35 @@ def row_figures_of(reports: dict[tuple[int, int], dict]) -> dict[tuple[int, int]
     return {k: {name: float(r[name]) for name in names} for k, r in reports.items()}
 
 
-def complete_outcome(records: list[dict], stale: list[str], applicable: bool = True) -> CheckOutcome:
+def missing_reasons(root, table, samples: int, master_seed: int, missing) -> dict[str, str]:
+    """Why each row of ``missing`` (partition keys) has no current report, in
+    the words a designer acts on: its batch fails A' (withheld: the F4 checks
+    name it), it was not regenerated since the table changed, or it was never
+    calibrated."""
+    from boardgen_pipeline.calibration.fingerprints import row_key
+    from boardgen_pipeline.steps import currency
+
+    now = fingerprints_now(table, samples, master_seed)
+    out = {}
+    for pk in missing:
+        stored = currency.stored_batch(root, row_key(pk)) if pk in now else None
+        if pk not in now:
+            out[pk] = "not in the table"
+        elif stored is None:
+            out[pk] = "never calibrated"
+        elif "damaged" in stored:
+            out[pk] = "a damaged file (the next run makes it again)"
+        elif stored["batch_fingerprint"] != now[pk]:
+            out[pk] = "not regenerated since the table changed"
+        elif stored.get("rejected"):
+            out[pk] = "its batch fails A' and is withheld, so it has no report (every_row_passes_f4 names it)"
+        else:
+            out[pk] = "no current report"
+    return out
+
+
+def complete_outcome(records: list[dict], stale: list[str], applicable: bool = True,
+                     why: dict[str, str] | None = None) -> CheckOutcome:
     if not applicable:
         return CheckOutcome(name=CHECK_COMPLETE, assertion="strata complete", passed=True, severity="warning",
                             blocking=False, description="not applicable: the tables have no node-map pools",
@@ -170,11 +199,13 @@ def complete_outcome(records: list[dict], stale: list[str], applicable: bool = T
         lines.append(f"| {r['level_index']} | {name} | {r['draw_probability']:.2f} | {figs} |")
     return CheckOutcome(
         name=CHECK_COMPLETE, assertion="strata complete", passed=not incomplete, severity="warning", blocking=False,
-        description=(f"{len(incomplete)} of {len(templates)} templates without figures: rows {missing} have no "
-                     f"current report" if incomplete else
+        description=(f"{len(incomplete)} of {len(templates)} templates without figures: "
+                     + "; ".join(f"row {pk}: {(why or {}).get(pk, 'no current report')}" for pk in missing)
+                     if incomplete else
                      f"figures for all {len(templates)} templates and {len(records) - len(templates)} pools"),
         metadata={"applicable": True, "templates": len(templates), "incomplete_templates": len(incomplete),
-                  "missing_rows": missing, "stale_reports": stale,
+                  "missing_rows": missing, "why_missing": {pk: (why or {}).get(pk, "no current report")
+                                                           for pk in missing}, "stale_reports": stale,
                   "pools_complete": sum(1 for r in records if r["kind"] == "pool" and r["complete"])},
         pictures={"strata": "\n".join(lines)},
     )
@@ -220,4 +251,6 @@ def run_strata(root, catalog, samples: int, master_seed: int = 0,
     path = publish.write_flat(root, DATASET, FILE, records, dataset_schema())
     # The report chart and the difficulty curves are drawn on demand (`boardgen chart`): a PNG of every
     # row cost more than the rows' boards and was drawn every night whether looked at or not.
-    return StrataResult(records, [complete_outcome(records, stale, applicable=bool(pools))], str(path), stale)
+    missing = sorted({m for r in records for m in r["missing_rows"]})
+    why = missing_reasons(root, catalog.board_gen, samples, master_seed, missing) if missing else {}
+    return StrataResult(records, [complete_outcome(records, stale, applicable=bool(pools), why=why)], str(path), stale)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.words import count
 
 OK, FAIL, WARN = "[green]ok[/]", "[red]FAIL[/]", "[yellow]warn[/]"
 
@@ -52,12 +53,16 @@ REPORT_FIGURES = ("inferability_target", "p10", "p50", "p90", "passed", "best_le
 @dataclass(frozen=True)
 class RunOutcome:
     """One run, as the engine recorded it: a label, its id, whether it
-    succeeded, and what its failed steps said."""
+    succeeded, and what its failed steps said. ``verdict_only``: it failed
+    only because rows it recorded fail their checks (each row's partition
+    then reads as failed in the UI); those checks decide the exit code, not
+    the run (docs/decisions/partition-verdicts.md)."""
 
     label: str
     run_id: str
     success: bool
     failure: str = ""
+    verdict_only: bool = False
 
 
 @dataclass
@@ -84,7 +89,8 @@ def table_rows(root, catalog, samples: int, master_seed: int = 0, keys=None) -> 
     """The rows of ``keys`` (default: every row of the table) as the
     warehouse holds them now: figures from the current report (a rejected
     batch has none: its boards are counted from its file), each check's
-    verdict from the row's current ``row_checks``."""
+    verdict from the row's current ``row_checks`` (the verdicts that read
+    other rows, E, judged on the table now: ``row_checks.cross_row_records``)."""
     from boardgen_pipeline.calibration.fingerprints import fingerprints_now, overlay_fingerprints_now, partition_key
     from boardgen_pipeline.steps import row_checks
     from boardgen_pipeline.warehouse import publish
@@ -98,11 +104,15 @@ def table_rows(root, catalog, samples: int, master_seed: int = 0, keys=None) -> 
     checks = publish.read_row_records(root, row_checks.DATASET, keys,
                                       columns=["asset", "check", "passed", "severity", "fingerprint"])
     out = Rows(total=len(keys), list_all=len(keys) <= SHOW_ALL_ROWS)
+    cross = row_checks.cross_row_records(table, now)  # E reads the row's neighbours: judged on the table now
     for key in keys:
         pk = partition_key(key)
         want = {"boards": now.get(pk), "variant_overlays": overlays_now.get(pk)}
+        stored = [r for r in checks.get(key, []) if want.get(r["asset"]) == r["fingerprint"]]
+        if stored:
+            stored = [r for r in stored if r["check"] not in row_checks.CROSS_ROW] + list(cross.get(pk, {}).values())
         verdicts = {r["check"]: {"passed": r["passed"], "severity": "WARN" if r["severity"] == "warning" else "ERROR"}
-                    for r in checks.get(key, []) if want.get(r["asset"]) == r["fingerprint"]}
+                    for r in stored}
         report = next((r for r in reports.get(key, []) if r.get("batch_fingerprint") == now.get(pk)), None)
         figures = _figures(report, True)
         if report is None and verdicts.get(a1, {}).get("passed") is False:
@@ -147,7 +157,7 @@ class Verdict:
 
     def add_runs(self, runs: list[RunOutcome]) -> None:
         for r in runs:
-            if not r.success:
+            if not r.success and not r.verdict_only:
                 self.failed_runs.append((r.label, r.run_id, r.failure))
 
     @property
@@ -161,7 +171,8 @@ class Verdict:
         return Exit.OK
 
     def lines(self) -> list[str]:
-        out = [f"checks: {self.evaluated} evaluated, {len(self.failed_checks)} failed, {len(self.warnings)} warning(s)"]
+        out = [f"checks: {self.evaluated} evaluated, {len(self.failed_checks)} failed, "
+               f"{count(len(self.warnings), 'warning')}"]
         out += [f"  {FAIL} {key} {name}: {text}" for key, name, text in self.failed_checks]
         out += [f"  {WARN} {key} {name}: {text}" for key, name, text in self.warnings]
         out += [f"  [red]run failed[/] {key} (run {run_id}): {text}" for key, run_id, text in self.failed_runs]

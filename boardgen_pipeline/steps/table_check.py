@@ -24,7 +24,7 @@ F4_DESCRIPTIONS = {
     "a_no_board_below_target": "A: no board of any row below its inferability target (SPEC 7).",
     "a_double_prime_target_floor": "A'': every row's inferability_target >= 0.85 (SPEC 7).",
     "a_prime_no_illegal_board": "A': no illegal board (exit least_bad) in any row. An illegal batch is withheld "
-                                "(not published, no boards materialization) and nothing downstream is made from it.",
+                                "(not published: the row reads as failed) and nothing downstream is made from it.",
     "b_fog_regions_placed": "B: on every fog row, all fog regions placed on >= 95% of boards (SPEC 7); rows "
                             "without fog pass as not applicable.",
     "b_prime_no_fog_on_fogless_row": "B': no board carries fog on a row without fog (SPEC 7); fog rows pass as "
@@ -61,10 +61,24 @@ def row_verdicts(root, table, samples: int, master_seed: int = 0) -> dict[str, l
         if record is not None and record.get("batch_fingerprint") == fp:
             out[pk] = [name for flag, name in flags if record.get(flag) is False]
         elif key not in published and currency.stored_fingerprint(root, key) == fp:
-            out[pk] = ["A'"]
+            out[pk] = rejected_verdicts(root, key, fp, flags)
         else:
             out[pk] = ["not calibrated"]
     return out
+
+
+def rejected_verdicts(root, key: tuple[int, int], fingerprint: str, flags=F4_FLAGS) -> list[str]:
+    """The F4 assertions a row's rejected batch fails, in their order: A' and
+    the others its stored verdicts name (an illegal batch is often below
+    target too), read from its ``row_checks`` file; ``["A'"]`` when that is
+    gone."""
+    from boardgen_pipeline.steps import row_checks
+
+    names = {name for _, name in flags}
+    records = publish.read_row_records(root, row_checks.DATASET, [key]).get(key, [])
+    failed = [r["assertion"] for r in records if r["fingerprint"] == fingerprint and r["asset"] == "boards"
+              and not r["passed"] and r["severity"] == "error" and r["assertion"] in names]
+    return [a for _, a in flags if a in failed or a == "A'"]
 
 
 OVERVIEW_ROWS = 3  # failing rows drawn in the table-wide check (the rest are named)
@@ -80,12 +94,28 @@ def _row_records(root, key: tuple[int, int]) -> list[dict]:
     return []
 
 
-def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitted: bool = False) -> str:
-    """What a person reads first about a failing row: its verdict,
-    the advisor's fix, the inferability histogram with the target, and the
-    worst board with R0 and R∞ shaded (Markdown, PNGs inline). ``fitted``:
-    the pictures are ``thumbnails``, which fit whole under the text in the
-    check's description panel; else full size, numbers shown."""
+def _rejected_advice(root, key: tuple[int, int]) -> dict | None:
+    """The advisor's reading of a row whose batch A' withheld (it has no
+    report): the figures its failing A' verdict stored."""
+    import json
+
+    from boardgen_pipeline.check_names import CHECK_A1
+    from boardgen_pipeline.steps import row_checks
+
+    for r in publish.read_row_records(root, row_checks.DATASET, [key]).get(key, []):
+        if r["check"] == CHECK_A1 and not r["passed"]:
+            return json.loads(r["figures"] or "{}")
+    return None
+
+
+def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitted: bool = False,
+                         hint: str = "") -> str:
+    """What a person reads first about a failing row: its verdict, what an
+    edit changed in it (``hint``: ``history.edit_hint``), the advisor's fix,
+    the inferability histogram with the target, and the worst board with R0
+    and R∞ shaded (Markdown, PNGs inline). ``fitted``: the pictures are
+    ``thumbnails``, which fit whole under the text in the check's description
+    panel; else full size, numbers shown."""
     from boardgen_pipeline.calibration.fingerprints import row_key
     from boardgen_pipeline.pictures import charts, thumbnails
 
@@ -104,15 +134,16 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitte
     else:
         illegal = sum(1 for r in records if r.get("illegal"))
         head = f"**row {pk} fails {', '.join(names)}: batch rejected, {illegal} of {len(records)} boards illegal**"
-    out = [head]
-    if report is not None:  # the advisor's fix, in one line under the verdict
-        fix = [f"advisor: {report.get('advice_status')}, pass rate per attempt "
-               f"{report.get('pass_rate_per_attempt', 0):.3f} (needs {report.get('required_rate_per_attempt', 0):.3f})"]
+    out = [head + (f"  \n{hint}" if hint else "")]
+    advice = report if report is not None else _rejected_advice(root, key)
+    if advice is not None:  # the advisor's fix, in one line under the verdict
+        fix = [f"advisor: {advice.get('advice_status')}, pass rate per attempt "
+               f"{advice.get('pass_rate_per_attempt') or 0:.3f} (needs {advice.get('required_rate_per_attempt') or 0:.3f})"]
         for field, label in (("advice_density", "largest mine_density that passes"),
                              ("advice_r0_max_cap", "smallest r0_max_cap that passes"),
                              ("advice_target", "largest inferability_target")):
-            if field in report:
-                value = report[field]
+            if field in advice:
+                value = advice[field]
                 fix.append(f"{label}: {'none in the domain' if value is None else value}")
         out[0] += "  \n" + " · ".join(fix)
     if records:
@@ -139,10 +170,30 @@ def failing_row_overview(root, pk: str, names: list[str], spawn_side: int, fitte
 NAMED_ROWS = 8  # failing rows the verdict line names: it stays short above the pictures
 
 
-def _named(order: list[str], failing: dict[str, list[str]]) -> str:
-    """The first :data:`NAMED_ROWS` failing rows with their assertions; the
-    rest counted (every one is in the metadata entry ``failing``)."""
-    named = "; ".join(f"{pk} ({', '.join(failing[pk])})" for pk in order[:NAMED_ROWS])
+def edit_hints(root, table, pks) -> dict[str, str]:
+    """``{partition: history.edit_hint}`` of the rows ``pks`` that were
+    edited since their last calibration: what the edit changed, and the value
+    to restore (one history folder read a row)."""
+    from boardgen_pipeline.calibration.fingerprints import row_key
+    from boardgen_pipeline.steps import history
+
+    out = {}
+    for pk in pks:
+        key = row_key(pk)
+        if key in table.rows:
+            hint = history.edit_hint(history.of_row(root, key), table.rows[key])
+            if hint:
+                out[pk] = hint
+    return out
+
+
+def _named(order: list[str], failing: dict[str, list[str]], hints: dict[str, str] | None = None) -> str:
+    """The first :data:`NAMED_ROWS` failing rows with their assertions (and
+    what an edit changed in them); the rest counted (every one is in the
+    metadata entry ``failing``)."""
+    hints = hints or {}
+    named = "; ".join(f"{pk} ({', '.join(failing[pk])}" + (f"; {hints[pk]}" if pk in hints else "") + ")"
+                      for pk in order[:NAMED_ROWS])
     more = len(order) - NAMED_ROWS
     return named + (f"; {more} more (metadata `failing`)" if more > 0 else "")
 
@@ -164,8 +215,10 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0, unfinishe
             verdicts[pk] = [DID_NOT_FINISH, *verdicts[pk]]
     failing = {pk: names for pk, names in verdicts.items() if names}
     order = sorted(failing, key=row_key)
-    lines = "\n".join(f"- row {pk}: {', '.join(failing[pk])}" for pk in order)
     fixable = [row_key(pk) for pk in order if not set(failing[pk]) <= {"not calibrated", DID_NOT_FINISH}]
+    hints = edit_hints(root, table, [pk for pk in order[:NAMED_ROWS] if row_key(pk) in fixable])
+    lines = "\n".join(f"- row {pk}: {', '.join(failing[pk])}" + (f"; {hints[pk]}" if pk in hints else "")
+                      for pk in order)
     command = apply_command(fixable if len(fixable) <= OVERVIEW_ROWS else None, table.path, samples,
                             master_seed) if fixable else None
     outcome = CheckOutcome(
@@ -175,11 +228,11 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0, unfinishe
         severity="error",
         blocking=False,
         description=(f"{len(failing)} of {len(verdicts)} rows fail F4: "
-                     + _named(order, failing)
+                     + _named(order, failing, hints)
                      + (f"; the advisor's fix, written into the table: `{command}`" if command else "")
                      if failing else f"all {len(verdicts)} rows pass F4 (A, A'', A', B, B')"),
         metadata={"rows": len(verdicts), "failing_rows": order, "failing": {pk: failing[pk] for pk in order},
-                  **({"fix_command": command} if command else {})},
+                  **({"edited": hints} if hints else {}), **({"fix_command": command} if command else {})},
         pictures={"failing_rows": lines or "_every row passes_"},
     )
     shown = [pk for pk in order if not set(failing[pk]) <= {"not calibrated", DID_NOT_FINISH}][:OVERVIEW_ROWS]
@@ -187,9 +240,9 @@ def every_row_outcome(root, table, samples: int, master_seed: int = 0, unfinishe
         # The description panel holds one row whole: the first, its pictures fitted. The
         # entry failing_row_pictures (a dialog that scrolls) holds each shown row, pictures full size.
         outcome.pictures["overview"] = failing_row_overview(root, shown[0], failing[shown[0]], table.spawn_side,
-                                                            fitted=True)
+                                                            fitted=True, hint=hints.get(shown[0], ""))
         outcome.pictures["failing_row_pictures"] = "\n\n".join(
-            failing_row_overview(root, pk, failing[pk], table.spawn_side) for pk in shown)
+            failing_row_overview(root, pk, failing[pk], table.spawn_side, hint=hints.get(pk, "")) for pk in shown)
     return outcome
 
 
@@ -213,7 +266,8 @@ class TableVerdicts:
 def _current_checks(root, catalog, samples: int, master_seed: int) -> tuple[dict, dict]:
     """``({partition: {check: record}}, {partition: why not calibrated})``:
     each table row's stored verdicts whose fingerprint is the one now (F4:
-    the batch; overlay checks: the overlays)."""
+    the batch; overlay checks: the overlays), and the verdicts that read
+    other rows (E) judged on the table now (``row_checks.cross_row_records``)."""
     from boardgen_pipeline.calibration.fingerprints import fingerprints_now, overlay_fingerprints_now, row_key
     from boardgen_pipeline.steps import row_checks
 
@@ -221,13 +275,15 @@ def _current_checks(root, catalog, samples: int, master_seed: int) -> tuple[dict
     batches = fingerprints_now(table, samples, master_seed)
     overlays = overlay_fingerprints_now(catalog, samples, master_seed)
     stored = publish.read_row_records(root, row_checks.DATASET, [row_key(pk) for pk in batches])
+    cross = row_checks.cross_row_records(table, batches)
     current, missing = {}, {}
     for pk, batch_fp in batches.items():
         want = {"boards": batch_fp, "variant_overlays": overlays.get(pk, "")}
-        found = {r["check"]: r for r in stored.get(row_key(pk), []) if want.get(r["asset"]) == r["fingerprint"]}
-        current[pk] = found
+        found = {r["check"]: r for r in stored.get(row_key(pk), []) if want.get(r["asset"]) == r["fingerprint"]
+                 and r["check"] not in row_checks.CROSS_ROW}
         if not any(r["asset"] == "boards" for r in found.values()):
             missing[pk] = "not calibrated"
+        current[pk] = {**found, **cross.get(pk, {})}
     return current, missing
 
 
