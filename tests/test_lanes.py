@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -92,8 +94,10 @@ def test_a_night_leaves_nothing_in_the_temporary_directory(tmp_path):
     standard library's removal of its fork server's socket folder
     (``pymp-*``): one folder a night, forever, unless the nightly removes it."""
     tables = copy_fixture("small", tmp_path)
-    temp = tmp_path / "tmp"
-    temp.mkdir()
+    # a folder of the session's own $TMPDIR, not under tmp_path: the fork server's socket,
+    # <TMPDIR>/pymp-*/listener-*, must fit AF_UNIX's 107 bytes, which pytest's numbered
+    # folders (pytest-of-root/pytest-147/popen-gw1/<test name>/) overran
+    temp = Path(tempfile.mkdtemp(prefix="night-"))
     proc = subprocess.run([BOARDGEN, "nightly", "--tables", str(tables), "--warehouse", str(tmp_path / "wh"),
                            "--dagster-home", str(tmp_path / "home"), "--samples", "16", "--workers", "2"],
                           cwd=REPO, env={**os.environ, "TMPDIR": str(temp)}, capture_output=True, text=True,
@@ -101,3 +105,4 @@ def test_a_night_leaves_nothing_in_the_temporary_directory(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "2 lanes" in proc.stdout  # the night ran on lanes: it started the fork server
     assert sorted(p.name for p in temp.iterdir()) == []
+    temp.rmdir()
