@@ -10,6 +10,7 @@ import dagster as dg
 
 from boardgen_dagster.names import PROPOSAL, REPORT, TUNE_JOB, TUNED, check_keys
 from boardgen_pipeline.check_names import CHECK_CORRIDOR
+from boardgen_pipeline.words import rounded
 
 from .test_pipeline_support import checks_of, copy_fixture, defs_for, execute, materialize_graph, meta, run_rows, run_table
 
@@ -40,7 +41,7 @@ def test_the_corridor_goes_red_when_a_row_is_edited_out_of_it_and_names_it(tmp_p
     verdict = m["verdicts"][0]
     assert verdict["state"] == "out" and verdict["interval"][1] < 0.8  # its whole interval below 0.9 - 0.1
     by = 0.8 - verdict["value"]
-    assert verdict["out_by"] == by
+    assert verdict["out_by"] == rounded(by)  # the metadata's figures are rounded for reading (words.rounded)
     assert red.description.startswith(f"1 of 1 targeted rows left their corridor: 1-0 win_rate {verdict['value']:.3f} "
                                       f"out by {by:.3f} (below 0.900 +- 0.1)")
 

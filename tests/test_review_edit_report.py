@@ -11,6 +11,7 @@ import pytest
 
 from boardgen_pipeline.catalog import load_catalog
 from boardgen_pipeline.review import edit_report
+from boardgen_pipeline.review.paired import BEYOND, FLAG_RULE
 
 from .review_support import calibrate, copy_tables, set_field
 
@@ -50,8 +51,10 @@ def test_paired_against_the_rebuilt_previous_version(edited):
     assert flagged.startswith("flagged: ") and "win_rate" in flagged  # a perfect player wins less on denser boards
     assert "**paired** on the same 64 scopes" in against
     lines = [line for line in text.splitlines() if line.startswith("| win_rate ")]
-    assert len(lines) == 1 and "⚑ moved" in lines[0]
-    assert "| inferability_p90 |" in text and text.count("⚑ moved") >= 2
+    # flagged, and its interval [-0.406, -0.125] beyond the margin: the mark that says so, and the legend's rule
+    assert len(lines) == 1 and lines[0].endswith("| * |")
+    assert "| inferability_p90 |" in text and sum(line.endswith(("| * |", "| *? |")) for line in text.splitlines()) >= 2
+    assert f"* {FLAG_RULE}; {BEYOND}" in text
     assert text.index("flagged: ") < text.index("| figure |")
 
 

@@ -166,14 +166,17 @@ def _paired(root: Path, catalog, key, row, previous: dict, samples: int, master_
               "| figure | previous | now | Δ | 95% interval | q | |", "|---|---|---|---|---|---|---|"]
     for f in found.figures.values():
         if f.kind == F.CATEGORIES:
-            lines.append(f"| {f.name} | | | {render.exit_moves(f)} | | {render.q_text(f.q)} | "
-                         f"{MOVED if f.flagged else ''} |")
+            lines.append(f"| {f.name} | | | {render.exit_moves(f)} | | {render.q_of(f)} | {_flag(f)} |")
             continue
         lines.append(f"| {f.name} | {render.number(f.base)} | {render.number(f.head)} | {render.signed(f.delta)} | "
-                     f"{render.interval(f.ci)} | {render.q_text(f.q)} | {MOVED if f.flagged else ''} |")
-    lines += ["", f"{MOVED}: significant after Benjamini-Hochberg over this edit's rows and beyond the figure's "
-                  f"margin; {found.identical_boards:.0%} of the pairs are the same board"]
+                     f"{render.interval(f.ci)} | {render.q_of(f)} | {_flag(f)} |")
+    lines += ["", *render.FLAG_LEGEND, f"{found.identical_boards:.0%} of the pairs are the same board"]
     return "\n".join(lines)
+
+
+def _flag(f) -> str:
+    """A paired figure's flag, with what its interval says of the margin (``render.mark``)."""
+    return render.mark(f).strip()
 
 
 VERDICTS = (("assertion_a", "A"), ("assertion_a2", "A''"), ("assertion_a1", "A'"), ("assertion_b", "B"),
