@@ -109,7 +109,7 @@ def test_calibrate_reports_a_failing_row(tmp_path):
     write_table(tmp_path / "t" / "board_gen.toml", [{**BASE_ROW, "r0_max_cap": 9, "max_gen_attempts": 2}])
     p = run("calibrate", "--samples", "3", "--tables", str(tmp_path / "t"), "--warehouse", str(tmp_path / "wh"))
     assert p.returncode == 3
-    assert "1 row(s) failed an assertion: (1,0)" in p.stdout and "all assertions hold" not in p.stdout
+    assert "1 row failed an assertion: (1,0)" in p.stdout and "all assertions hold" not in p.stdout
     row = next(line.split() for line in p.stdout.splitlines() if line.split()[:1] == ["1-0"])
     assert row[5:] == ["0/0/3", "1.00", "A", "A'", "-", "no"]  # every board illegal: A and A' fail, nothing published
 

@@ -236,7 +236,7 @@ def test_json_and_text_carry_the_overlays_and_the_strata(bonus, pool_edit):
     assert all(len(line) <= 80 for line in text.splitlines())
     assert "(2,1) overlays (identical row)" in text and "cells_mean *" in text
     md = render.markdown(result)
-    assert "#### Overlays (15 row(s)" in md and "**overlay_cells_mean** ⚑" in md
+    assert "#### Overlays (15 rows" in md and "**overlay_cells_mean** ⚑" in md
     assert "<h2>Overlays" in render.html(result)
 
     _, _, strata = pool_edit

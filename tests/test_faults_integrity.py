@@ -36,7 +36,7 @@ def test_a_flipped_byte_is_named_by_verify_and_regenerates_exactly_its_row(tmp_p
     assert publish.verify(root) == [(bad, "digest mismatch (the file changed after it was written)")]
     p = subprocess.run([sys.executable, "-m", "boardgen_pipeline.cli", "verify", "--warehouse", str(root)],
                        capture_output=True, text=True, cwd=REPO)
-    assert p.returncode == Exit.STORAGE and str(bad) in p.stdout and "1 of 7 file(s) damaged" in p.stderr
+    assert p.returncode == Exit.STORAGE and str(bad) in p.stdout and "1 of 7 files damaged" in p.stderr
     damage = currency.damaged_partitions(root)
     assert (damage.partitions, damage.by_dataset, damage.unpartitioned) == ({"1-1"}, {"boards": {"1-1"}}, set())
     # the sensor's and the nightly's plan: only that row is stale

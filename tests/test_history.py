@@ -90,7 +90,7 @@ def edited(tmp_path_factory):
 def test_two_edits_and_a_rerun_give_three_versions_in_order(edited):
     tables, root, before_rerun = edited
     lines, out, _ = history_lines(root)
-    assert len(lines) == 3 and out.startswith("row (1,0): 3 version(s) in ")
+    assert len(lines) == 3 and out.startswith("row (1,0): 3 versions in ")
     assert [m["rest"].split("  ")[0] for m in lines] == [
         "first version", "mine_density 0.21->0.23", "inferability_target 0.85->0.9"]
     assert lines[-1]["rest"].endswith("<- current report") and "<- current" not in "".join(
@@ -232,11 +232,11 @@ def test_a_version_file_with_a_flipped_byte_is_found_and_never_served(edited, tm
 
     code, out, err = run("verify", "--warehouse", str(root))
     assert code == 5 and f"damaged: {middle}: digest mismatch" in out
-    assert "1 of them calibration history version(s), which no run makes again" in err
+    assert "1 of them calibration history version, which no run makes again" in err
 
     damaged, out, err = history_lines(root)
     assert [m["version"] for m in damaged] == [lines[0]["version"], lines[2]["version"]]
-    assert out.startswith("row (1,0): 2 version(s)")
+    assert out.startswith("row (1,0): 2 versions")
     assert err.strip() == f"left out: {middle}: digest mismatch (the file changed after it was written) " \
                           "(`boardgen verify` lists every damaged file)"
     path = history.trajectory(root, ROW)

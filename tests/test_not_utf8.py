@@ -121,11 +121,11 @@ def test_history_leaves_out_version_files_and_digests_that_are_not_what_was_writ
     version.write_bytes(NOT_UTF8)
     code, _, err = run(capsys, "history", "--row", "1,0", "--warehouse", str(root))
     assert code == 1 and one_sentence(err).startswith("error: row (1,0) has no published report version in ")
-    assert "(1 damaged version file(s): `boardgen verify`)" in err
+    assert "(1 damaged version file: `boardgen verify`)" in err
     digest = next((root / "_manifest" / "calibration_history" / "level_index=2" / "node_depth=0").glob("*.sha256"))
     digest.write_bytes(NOT_UTF8)
     code, _, err = run(capsys, "history", "--row", "2,0", "--warehouse", str(root))
-    assert code == 1 and "(1 damaged version file(s)" in one_sentence(err)
+    assert code == 1 and "(1 damaged version file" in one_sentence(err)
 
 
 def test_sql_on_a_database_file_that_is_not_one(warehouse, tmp_path, capsys):

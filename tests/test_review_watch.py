@@ -63,12 +63,12 @@ def test_a_save_shows_its_verdict_a_broken_save_its_report_and_the_watch_goes_on
     before = _files(root)
     w = Watching(tables, root)
     try:
-        assert w.next_output(0).startswith(f"watching {tables} (15 stored row report(s)")
+        assert w.next_output(0).startswith(f"watching {tables} (15 stored row reports")
         assert "no row differs" in w.next_output(1)
         table = tables / "board_gen.toml"
         set_field(table, (1, 2), "mine_density", 0.3)
         text = w.next_output(2)
-        assert "save of" in text and "verdict: F4 passes on the 1 changed row(s)" in text
+        assert "save of" in text and "verdict: F4 passes on the 1 changed row" in text
         assert "(1,2) modified: mine_density 0.22->0.3" in text and "win_rate" in text
         set_field(table, (2, 0), "max_gen_attempts", 31)
         text = w.next_output(3)

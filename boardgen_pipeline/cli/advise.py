@@ -11,6 +11,7 @@ from pathlib import Path
 from boardgen_pipeline.cli.common import TABLES_HELP, WAREHOUSE_HELP, UserError, parse_rows, tables_dir, warehouse_dir
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.words import count
 
 
 def cmd_advise(args) -> int:
@@ -111,7 +112,7 @@ def _advise_apply(args) -> int:
             done = edit.apply_changes(path, changes, based_on=table, dry_run=args.dry_run)
             print(done.diff, end="")
             print("dry run: nothing written" if args.dry_run else
-                  f"wrote {path} ({len(changes)} change(s), validated); the sensor regenerates the changed rows")
+                  f"wrote {path} ({count(len(changes), 'change')}, validated); the sensor regenerates the changed rows")
     except edit.EditRefused as exc:
         raise UserError(str(exc)) from None
     return Exit.CHECK_FAILED if any(not f.passes and f.change is None for f in fixes) else 0

@@ -18,6 +18,7 @@ from boardgen_pipeline.cli.common import (
 )
 from boardgen_pipeline.errors import WarehouseError
 from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.words import count
 
 
 def cmd_validate(args) -> int:
@@ -86,7 +87,7 @@ def cmd_calibrate(args) -> int:
     console.print('query: boardgen sql "select * from calibration_report"   charts: boardgen chart')
     if published.failed:
         more = f" (first {len(failed)})" if len(failed) < published.failed else ""
-        console.print(f"[red]{published.failed} row(s) failed an assertion{more}:[/] "
+        console.print(f"[red]{count(published.failed, 'row')} failed an assertion{more}:[/] "
                       + ", ".join(f"({r.key[0]},{r.key[1]})" for r in failed))
         return Exit.CHECK_FAILED
     console.print("[green]all assertions hold[/]")
@@ -109,12 +110,13 @@ def cmd_verify(args) -> int:
         print(f"damaged: {path}: {problem}")
     if bad:
         past = sum(1 for path, _ in bad if Path(path).relative_to(root).parts[0] == "calibration_history")
-        note = (f"; {past} of them calibration history version(s), which no run makes again (the current one is "
+        note = (f"; {past} of them calibration history "
+                f"{'version' if past == 1 else 'versions'}, which no run makes again (the current one is "
                 "rewritten when its row is next published)" if past else "")
-        print(f"{len(bad)} of {len(files)} file(s) damaged in {root}; the nightly regenerates them "
+        print(f"{len(bad)} of {count(len(files), 'file')} damaged in {root}; the nightly regenerates them "
               f"(or rerun `boardgen calibrate` for their rows){note}", file=sys.stderr)
         return Exit.STORAGE
-    print(f"ok: {len(files)} file(s) in {root} match their recorded sha256")
+    print(f"ok: {count(len(files), 'file')} in {root} match their recorded sha256")
     return 0
 
 
@@ -135,7 +137,7 @@ def _verify_regenerate(args, root: Path) -> int:
             name = f"({row.key[0]},{row.key[1]})"
             if row.kind == determinism.DRIFT:
                 drifted += 1
-                print(f"drift: row {name}: {row.found.differing} board(s) differ; the first, scope {row.found.scope}, "
+                print(f"drift: row {name}: {count(row.found.differing, 'board')} differ; the first, scope {row.found.scope}, "
                       f"in {', '.join(row.found.fields)}")
             elif row.kind == "stale":
                 stale += 1
@@ -143,10 +145,10 @@ def _verify_regenerate(args, root: Path) -> int:
             else:
                 print(f"ok: row {name}: {row.kind}")
     if drifted:
-        print(f"{drifted} of {len(keys)} row(s) changed without a change of their row: bump METRIC_VERSION on "
+        print(f"{drifted} of {count(len(keys), 'row')} changed without a change of their row: bump METRIC_VERSION on "
               "purpose, or find the regression", file=sys.stderr)
         return Exit.CHECK_FAILED
-    print(f"{len(keys) - stale} row(s) reproduce their stored boards" + (f"; {stale} not compared" if stale else ""))
+    print(f"{count(len(keys) - stale, 'row')} reproduce their stored boards" + (f"; {stale} not compared" if stale else ""))
     return Exit.OK
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from boardgen_pipeline.cli.common import TABLES_HELP, WAREHOUSE_HELP, UserError, parse_rows, row_pool, tables_dir
 from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.words import count
 
 FORMATS = ("terminal", "markdown", "json")
 
@@ -118,7 +119,7 @@ def _apply(args, catalog, tuning, path: Path) -> tuple[str, dict]:
 
         return "", {"written": True, "table_diff": done.diff, "calibration_diff": json.loads(render.json_text(result))}
     text = (render.markdown if args.format == "markdown" else render.terminal)(result)
-    wrote = f"wrote {path} ({len(changes)} value(s), validated); the sensor regenerates the changed rows\n"
+    wrote = f"wrote {path} ({count(len(changes), 'value')}, validated); the sensor regenerates the changed rows\n"
     return f"\n{done.diff}{wrote}\nboardgen diff of the change:\n{text}", {"written": True}
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from boardgen_pipeline.cli.common import TABLES_HELP, WAREHOUSE_HELP, UserError, tables_dir, warehouse_dir
+from boardgen_pipeline.words import count
 
 
 def cmd_sql(args) -> int:
@@ -105,14 +106,14 @@ def cmd_history(args) -> int:
         from boardgen_pipeline.tables.board_gen import load_board_gen_dir
 
         table = load_board_gen_dir(tables_dir(args))
-        damaged = f" ({len(path.damaged)} damaged version file(s): `boardgen verify`)" if path.damaged else ""
+        damaged = f" ({count(len(path.damaged), 'damaged version file')}: `boardgen verify`)" if path.damaged else ""
         if key not in table.rows:
             raise UserError(f"--row: no row ({key[0]},{key[1]}) in {table.path}, and no history of it in {root}"
                             f"{damaged}")
         raise UserError(f"row ({key[0]},{key[1]}) has no published report version in {root}{damaged}: it was never "
                         f"calibrated, or every batch was rejected by assertion A' (`boardgen calibrate --rows "
                         f"{key[0]},{key[1]}`)")
-    print(f"row ({key[0]},{key[1]}): {len(path.versions)} version(s) in {root}, oldest first")
+    print(f"row ({key[0]},{key[1]}): {count(len(path.versions), 'version')} in {root}, oldest first")
     for line in history.lines(path):
         print(line)
     print(history.current_note(path))

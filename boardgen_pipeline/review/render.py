@@ -27,6 +27,7 @@ from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, 
 from boardgen_pipeline.review.overlay_diff import OverlayDiff
 from boardgen_pipeline.review.paired import BEYOND, FLAG_RULE, MAY_BE_WITHIN, FigureDiff
 from boardgen_pipeline.review.strata_diff import LevelStrata
+from boardgen_pipeline.words import count
 
 COMMENT_LIMIT = 65_536  # GitHub's largest issue or pull-request comment
 WIDTH = 80
@@ -93,10 +94,10 @@ def headline(diff: CalibrationDiff) -> list[str]:
             f"{s.samples} boards a row on the same scopes (paired), master seed {s.master_seed}, "
             f"FDR {s.alpha:g} (Benjamini-Hochberg){stop}",
             f"rows: {c[MODIFIED]} modified, {c[ADDED]} added, {c[REMOVED]} removed, {c['identical']} identical; "
-            f"{c['flagged_figures']} flagged figure(s) in {c['flagged_rows']} row(s)"
-            + (f"; overlays of {c['overlay_rows']} row(s) compared, {c['flagged_overlay_figures']} flagged"
+            f"{count(c['flagged_figures'], 'flagged figure')} in {count(c['flagged_rows'], 'row')}"
+            + (f"; overlays of {count(c['overlay_rows'], 'row')} compared, {c['flagged_overlay_figures']} flagged"
                if c["overlay_rows"] else "")
-            + (f"; strata of {c['strata_levels']} level(s) compared, {c['flagged_strata_figures']} flagged"
+            + (f"; strata of {count(c['strata_levels'], 'level')} compared, {c['flagged_strata_figures']} flagged"
                if c["strata_levels"] else "")]
 
 
@@ -280,7 +281,7 @@ def _md_overlays_and_strata(diff: CalibrationDiff) -> list[list[str]]:
     """The overlays' and the strata's sections (none when nothing was compared)."""
     out = []
     if diff.overlays:
-        lines = ["", f"#### Overlays ({len(diff.overlays)} row(s), paired on the same boards)", ""]
+        lines = ["", f"#### Overlays ({count(len(diff.overlays), 'row')}, paired on the same boards)", ""]
         for o in diff.overlays:
             lines += [f"- {overlay_title(o)}"] + [f"  - note: {n}" for n in o.notes]
         moved = [line for o in diff.overlays for line in _md_section_lines(f"{key_text(o.key)}", tested(o.figures))]
@@ -341,7 +342,7 @@ def markdown(diff: CalibrationDiff, full_report: str = "", limit: int = COMMENT_
     c = diff.counts()
     head = [f"### Calibration diff: `{diff.base.label}` → `{diff.head.label}`", "", f"{headline(diff)[1]}.", "",
             f"**{c[MODIFIED]} modified**, {c[ADDED]} added, {c[REMOVED]} removed, {c['identical']} identical · "
-            f"**{c['flagged_figures']} flagged figure(s) in {c['flagged_rows']} row(s)** · "
+            f"**{count(c['flagged_figures'], 'flagged figure')} in {count(c['flagged_rows'], 'row')}** · "
             f"F4 verdicts worse: **{c['verdicts_worse']}**", "", "#### F4 verdict changes"]
     blocks: list[tuple[str, list[str]]] = [("", head)]
     changes = diff.verdict_changes

@@ -27,6 +27,7 @@ from pathlib import Path
 from boardgen_pipeline.calibration.fingerprints import table_files
 from boardgen_pipeline.errors import SourceError, TableError
 from boardgen_pipeline.review import corridor, diff, pairing, render, sources
+from boardgen_pipeline.words import count
 
 
 def signature(folder: Path) -> dict[str, tuple[int, int]]:
@@ -71,7 +72,7 @@ class Preview:
         changed = [r for r in result.rows if r.state in (diff.MODIFIED, diff.ADDED)]
         failing = [r for r in changed if (r.head_verdicts or {}).get("green") is False]
         verdict = (f"F4 FAILS on {', '.join(render.key_text(r.key) for r in failing)}" if failing else
-                   f"F4 passes on the {len(changed)} changed row(s)" if changed else
+                   f"F4 passes on the {count(len(changed), 'changed row')}" if changed else
                    "the tables calibrate as stored: no row differs")
         return f"verdict: {verdict}\n{render.terminal(result)}"
 
@@ -84,7 +85,7 @@ def run(tables_dir: Path, root: Path, settings: diff.Settings, poll: float = 0.1
     preview = Preview(root, settings)
     _warm_up()
     seen = signature(tables_dir)
-    stored = f"{len(preview.reports)} stored row report(s) in {preview.root}" if preview.reports else \
+    stored = f"{count(len(preview.reports), 'stored row report')} in {preview.root}" if preview.reports else \
         f"no stored calibration in {preview.root}: every row compares as added"
     out(f"watching {tables_dir} ({stored}); save a table to see its verdict, Ctrl-C to stop")
     out(preview.verdict(tables_dir))
