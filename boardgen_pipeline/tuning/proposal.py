@@ -27,7 +27,7 @@ from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable, Heade
 from boardgen_pipeline.tables.curve_targets import FIGURES, RowTarget
 from boardgen_pipeline.tuning import corridor, knobs, search
 from boardgen_pipeline.tuning.figures import Estimate
-from boardgen_pipeline.tuning.sampler import RowSampler, measurement
+from boardgen_pipeline.tuning.sampler import MAX_PROBES, RowSampler, measurement
 
 PROOF_TRIES = 3  # proposals proven on the calibration batch before the row is called unreachable
 
@@ -135,15 +135,12 @@ def _span(figure: str, row_value: float | None, aim: float) -> float:
     return max(abs(row_value or 0.0), abs(aim), 1e-9)
 
 
-def tune_row(task: RowTask) -> Proposal:
-    """Search, then prove (module docstring)."""
-    t = task.target
-    grid = knobs.grid(task.row, t.knob, task.header.spawn_side)
-    sampler = RowSampler(task.row, grid, t.figure, task.header.spawn_side, task.header.dig_ap_cost,
-                         task.master_seed, task.samples)
-    aim = search.Aim(t.value, t.tolerance, t.direction)
-    first = sampler.measure(grid.current, search.looks(task.max_boards)[0]).estimate.value
-    result = search.search(sampler, len(grid), grid.current, aim, _span(t.figure, first, t.value), task.max_boards)
+def _search_and_prove(task: RowTask, grid, sampler: RowSampler, aim: search.Aim, span: float, max_boards: int):
+    """The search on up to ``max_boards`` probe boards a candidate, then its
+    pick proven on the calibration batch: ``(result, heldout, proof boards)``.
+    A pick that breaks an F4 assertion there is marked so and the next
+    closest is proven, up to :data:`PROOF_TRIES` of them."""
+    result = search.search(sampler, len(grid), grid.current, aim, span, max_boards)
     heldout, proof_boards, tries = None, 0, 0
     while result.state != search.UNREACHABLE and result.pick is not None and tries < PROOF_TRIES:
         heldout, made = prove(task, grid.row(task.row, result.pick))
@@ -154,11 +151,39 @@ def tune_row(task: RowTask) -> Proposal:
         reading = result.readings[result.pick]
         result.readings[result.pick] = replace(reading, side=search.INFEASIBLE, measurement=replace(
             reading.measurement, failing=heldout.failing))
-        result = search.outcome(sampler, result.readings, grid.current, aim, len(grid), task.max_boards)
+        result = search.outcome(sampler, result.readings, grid.current, aim, len(grid), max_boards)
         heldout = None
     if result.state != search.UNREACHABLE and heldout is None:
         result.state, result.note = search.UNREACHABLE, (
             f"the {PROOF_TRIES} closest values measured break an F4 assertion on the calibration batch")
+    return result, heldout, proof_boards
+
+
+def tune_row(task: RowTask) -> Proposal:
+    """Search, then prove (module docstring). When the calibration batch puts
+    the proposal out of its corridor, the probe boards the search read were
+    off the row's truth by more than their interval said (every candidate is
+    read on the same boards, so they share that error): the search runs once
+    more on every probe scope (:data:`~boardgen_pipeline.tuning.sampler.MAX_PROBES`
+    a candidate, the boards already made kept) and its pick is proven again.
+    The batch only says *whether* to look again, never *where*; its second
+    verdict is a second look at it, said in the note."""
+    t = task.target
+    grid = knobs.grid(task.row, t.knob, task.header.spawn_side)
+    sampler = RowSampler(task.row, grid, t.figure, task.header.spawn_side, task.header.dig_ap_cost,
+                         task.master_seed, task.samples)
+    aim = search.Aim(t.value, t.tolerance, t.direction)
+    first = sampler.measure(grid.current, search.looks(task.max_boards)[0]).estimate.value
+    span = _span(t.figure, first, t.value)
+    result, heldout, proof_boards = _search_and_prove(task, grid, sampler, aim, span, task.max_boards)
+    if (heldout is not None and heldout.verdict.state == corridor.OUT and result.state != search.UNREACHABLE
+            and task.max_boards < MAX_PROBES):
+        first_pick = grid.values[result.pick]
+        result, heldout, more = _search_and_prove(task, grid, sampler, aim, span, MAX_PROBES)
+        proof_boards += more
+        again = (f"searched again on up to {MAX_PROBES} probe boards a candidate: the calibration batch put "
+                 f"{t.knob} {first_pick} out of the corridor (its verdict here is a second look at that batch)")
+        result.note = f"{result.note}; {again}" if result.note else again
     pick = result.readings.get(result.pick) if result.pick is not None else None
     feasible = sorted(k for k, r in result.readings.items() if r.feasible)
     lo, hi = result.bracket

@@ -13,6 +13,7 @@ import math
 from boardgen_pipeline.tuning import search
 from boardgen_pipeline.tuning.proposal import Proposal
 from boardgen_pipeline.tuning.run import Tuning
+from boardgen_pipeline.words import count
 
 
 def _n(x, digits: int = 3) -> str:
@@ -50,7 +51,7 @@ def line(p: Proposal) -> str:
     else:
         move = (f"{_knob(p.old)} kept" if p.state == search.UNCHANGED else f"{_knob(p.old)} -> {_knob(p.new)}")
         text = f"{head}{p.state}: {t.knob} {move}{crossing(p)}; {t.figure} {achieved} on probes"
-    text += f"; {p.boards} boards"
+    text += f"; {p.boards} boards" + (f" ({p.note})" if p.note and p.state != search.UNREACHABLE else "")
     if p.heldout is not None:
         h = p.heldout
         f4 = "holds" if not h.failing else "FAILS " + ", ".join(h.failing)
@@ -61,7 +62,7 @@ def line(p: Proposal) -> str:
 
 def summary_line(tuning: Tuning) -> str:
     s = tuning.summary()
-    text = (f"{s['rows']} targeted rows: {s['reached']} reached, {s['unchanged']} unchanged, {s['unreachable']} "
+    text = (f"{count(s['rows'], 'targeted row')}: {s['reached']} reached, {s['unchanged']} unchanged, {s['unreachable']} "
             f"unreachable; held out on the calibration batch ({tuning.samples} boards): {s['heldout_hold']} of "
             f"{s['heldout_proven']} hold; {s['boards']} boards ({s['boards_per_row']:.0f} a row)")
     if tuning.errors:
@@ -82,7 +83,8 @@ def markdown(tuning: Tuning) -> str:
         held = "-" if h is None else (f"{_n(h.estimate.value)} [{_n(h.estimate.low)}, {_n(h.estimate.high)}] "
                                       f"{'holds' if h.holds else '**does not hold**'}")
         new = _knob(p.new) if p.state != search.UNREACHABLE else f"nearest {_knob(p.nearest)}"
-        state = p.state if p.state != search.UNREACHABLE else f"**unreachable**: {p.note}"
+        state = (f"**unreachable**: {p.note}" if p.state == search.UNREACHABLE else
+                 f"{p.state} ({p.note})" if p.note else p.state)
         rows.append(f"| {p.key_text} | {t.figure} | {t.value:.3f} ± {t.tolerance:g} | {t.knob} | {_knob(p.old)} | "
                     f"{new} | {achieved} | {held} | {p.boards} | {state} |")
     return "\n".join([f"**Curve tuning** ({tuning.targets_path}): {summary_line(tuning)}", "", *rows]) + "\n"
