@@ -83,7 +83,7 @@ def test_play_reads_stdin_and_takes_the_spawn_side(capsys, monkeypatch):
 
 @pytest.mark.parametrize("text,why", [
     ("...../....", "rows of unequal length"),
-    ("\n".join([".....", ".*...", *["....."] * 3]), "mine(s) inside the 3x3 spawn square"),
+    ("\n".join([".....", ".*...", *["....."] * 3]), "1 mine inside the 3x3 spawn square"),
     ("\n".join(["*****"] * 5), "no safe cell"),
     ("..x../...../.....", "unknown"),
     ("..", "cannot be a board"),

@@ -83,7 +83,7 @@ def test_a_missing_vector_is_named(tmp_path, the_kit):
     del results["AC-9/golden_ii_subset/reversed"]
     code, out, _ = _check(tmp_path, the_kit, results)
     assert code == 3
-    assert "NO RESULT for 1 vector(s): AC-9/golden_ii_subset/reversed" in out
+    assert "NO RESULT for 1 vector: AC-9/golden_ii_subset/reversed" in out
 
 
 def _bad(code, out, err, sentence):
@@ -188,6 +188,6 @@ def test_a_result_for_no_vector_fails_the_check(tmp_path, the_kit):
     code, out, _ = _check(tmp_path, the_kit, results)
     total = sum(1 for _ in the_kit.vectors())
     assert code == 3
-    assert out.splitlines() == ["NO VECTOR for 1 result(s): generate/L9D9/i0",
+    assert out.splitlines() == ["NO VECTOR for 1 result: generate/L9D9/i0",
                                 f"{total} of {total} vectors agree; 0 diverge, 0 have no result, 1 results name no "
                                 f"vector"]

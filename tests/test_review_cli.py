@@ -129,7 +129,7 @@ def test_markdown_past_the_limit_says_so_and_points_to_the_full_report(repo, cap
     result = diff.compare(base, head, diff.Settings(samples=SAMPLES, resamples=199))
     whole = render.markdown(result, "https://ci.example/run/1")
     cut = render.markdown(result, "https://ci.example/run/1", limit=len(whole) - 200)
-    assert len(cut) <= len(whole) - 200 and "The comment stops here: 1 row(s) more exceed" in cut
+    assert len(cut) <= len(whole) - 200 and "The comment stops here: 1 row more would exceed" in cut
     assert "The full report: https://ci.example/run/1" in cut
     assert cut.index("F4 verdict changes") < cut.index("Flagged changes")  # the head survives the cut
     assert "The comment stops here" not in whole
@@ -138,7 +138,7 @@ def test_markdown_past_the_limit_says_so_and_points_to_the_full_report(repo, cap
     tight = render.markdown(result, "", limit=limit)
     assert len(tight) <= limit
     assert "| (1,1) | A |" in tight and "| (1,1) | A' |" not in tight
-    assert re.search(r"stops here: 1 verdict change\(s\), \d+ flagged change\(s\), 1 row\(s\) more", tight)
+    assert re.search(r"stops here: 1 verdict change, \d+ flagged changes?, 1 row more would exceed", tight)
     assert "</details>" not in tight and "--format html` or `--format json`" in tight
 
 
@@ -154,13 +154,17 @@ def test_save_writes_the_calibration_diff_view_and_fail_on_flagged(warehouse, tm
     assert "saved:" in stderr
     con = views.connect(warehouse)
     try:
-        rows = con.sql("select key, state, figure, flagged, delta, q from calibration_diff order by key, figure").fetchall()
+        rows = con.sql("select key, state, figure, flagged, delta, q, beyond_margin, p_test, p_interval "
+                       "from calibration_diff order by key, figure").fetchall()
     finally:
         con.close()
     assert {r[0] for r in rows} == {r["key"] for r in data["rows"]}
     win = next(r for r in rows if r[0] == "3-0" and r[2] == "win_rate")
     figure = next(r for r in data["rows"] if r["key"] == "3-0")["figures"]["win_rate"]
     assert win[3] == figure["flagged"] and win[4] == pytest.approx(figure["delta"]) and win[5] == pytest.approx(figure["q"])
+    # the flag's reading and both p-values it is the larger of, as the JSON gives them
+    assert win[6] == figure["beyond_margin"] and win[7] == pytest.approx(figure["p_test"])
+    assert win[8] == pytest.approx(figure["p_interval"])
     assert datasets.file_problem(warehouse, datasets.flat_path(warehouse, "calibration_diff", "last")) is None
     code, _, _ = run(capsys, "diff", "@warehouse", "--tables", tables, "--warehouse", warehouse, "--samples", SAMPLES,
                      "--resamples", 199, "--fail-on", "flagged")

@@ -24,6 +24,7 @@ import numpy as np
 from boardgen_pipeline.board.geometry import Board, LayoutError, parse_layout
 from boardgen_pipeline.board.solver import RULE_SETS, spawn_square
 from boardgen_pipeline.board.workspace import Workspace
+from boardgen_pipeline.words import count
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def _check_board(width: int, height: int, spawn_side: int, mines: np.ndarray) ->
     if inside:
         cx, cy = (width - 1) // 2, (height - 1) // 2
         where = ", ".join(f"({c % width},{c // width})" for c in inside)
-        raise LayoutError(f"{len(inside)} mine(s) inside the {spawn_side}x{spawn_side} spawn square around the "
+        raise LayoutError(f"{count(len(inside), 'mine')} inside the {spawn_side}x{spawn_side} spawn square around the "
                           f"centre ({cx},{cy}): {where} (x,y from the top left); the spawn square is mine-free")
 
 

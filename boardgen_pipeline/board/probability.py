@@ -71,6 +71,7 @@ from boardgen_pipeline.board.difficulty import NODE_BUDGET, component_counts, op
 from boardgen_pipeline.board.difficulty import frontier_components as _frontier_components
 from boardgen_pipeline.board.geometry import neighbour_arrays
 from boardgen_pipeline.board.kernel_args import MAX_SIDE
+from boardgen_pipeline.words import count
 
 __all__ = ["NODE_BUDGET", "Position", "Probabilities", "probabilities", "position_from_text"]
 
@@ -389,7 +390,7 @@ class Probabilities:
 
     def _claim(self) -> None:
         if not self.exact:
-            raise ValueError(f"{self.too_big} component(s) over the node budget: no probability is claimed")
+            raise ValueError(f"{count(self.too_big, 'component')} over the node budget: no probability is claimed")
 
     def p_mine(self, cell: int) -> Fraction:
         self._claim()

@@ -26,6 +26,7 @@ import json
 from dataclasses import dataclass, field
 
 from boardgen_pipeline.conformance.kit import Kit
+from boardgen_pipeline.words import count
 
 # fields that hold cell indices: their divergence also names the cell as (x, y)
 CELL_FIELDS = {"placed", "removed", "cells", "mines", "fog", "packs"}
@@ -201,10 +202,10 @@ class Verdict:
             lines.append(f"... and {len(self.divergences) - limit} more divergent vectors")
         if self.missing:
             shown = ", ".join(self.missing[:10]) + (" ..." if len(self.missing) > 10 else "")
-            lines.append(f"NO RESULT for {len(self.missing)} vector(s): {shown}")
+            lines.append(f"NO RESULT for {count(len(self.missing), 'vector')}: {shown}")
         if self.unknown:
             shown = ", ".join(self.unknown[:10]) + (" ..." if len(self.unknown) > 10 else "")
-            lines.append(f"NO VECTOR for {len(self.unknown)} result(s): {shown}")
+            lines.append(f"NO VECTOR for {count(len(self.unknown), 'result')}: {shown}")
         agree = self.vectors - len(self.divergences) - len(self.missing)
         lines.append(f"{agree} of {self.vectors} vectors agree" + ("" if self.agrees else
                      f"; {len(self.divergences)} diverge, {len(self.missing)} have no result"

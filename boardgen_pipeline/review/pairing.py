@@ -29,6 +29,7 @@ from boardgen_pipeline.board.solver import METRIC_VERSION
 from boardgen_pipeline.review.sources import SourceRow
 from boardgen_pipeline.tables.board_gen import Header
 from boardgen_pipeline.warehouse import datasets, publish
+from boardgen_pipeline.words import count
 
 BOARDS = "boards"
 
@@ -84,8 +85,9 @@ def boards(version: SourceRow, header: Header, scopes: range, master_seed: int, 
     todo = [s for s in missing if s not in made]
     if todo:
         if not version.exact:
-            raise NotRebuildable(f"row {version.row.key_text}: {len(missing)} board(s) of the stored version are not in "
-                                 "the warehouse, and its stored report does not say all that made them")
+            raise NotRebuildable(f"row {version.row.key_text}: the warehouse lacks "
+                                 f"{count(len(missing), 'board')} of the stored version, and its stored report does not say "
+                                 "all that made them")
         made.update((m["scope"], m) for _, m in generate_batch_from_row(version.row, header.spawn_side, todo, master_seed,
                                                                          header.dig_ap_cost))
     return Boards([stored.get(s) or made[s] for s in scopes], len(scopes) - len(missing))

@@ -379,8 +379,8 @@ def markdown(diff: CalibrationDiff, full_report: str = "", limit: int = COMMENT_
         size = len("\n".join(lines)) + 1
         if i and used + size > room:  # the head always: it says what the diff is
             left = [k for k, _ in blocks[i:] if k]
-            counts = ", ".join(f"{left.count(k)} {k}(s)" for k in dict.fromkeys(left))
-            out.append(f"\n**The comment stops here: {counts or 'the rest'} more exceed GitHub's {limit:,}-character "
+            counts = ", ".join(count(left.count(k), k) for k in dict.fromkeys(left))
+            out.append(f"\n**The comment stops here: {counts or 'the rest'} more would exceed GitHub's {limit:,}-character "
                        f"limit. The full report{where}.**\n")
             break
         out += lines

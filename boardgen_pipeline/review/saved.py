@@ -28,7 +28,9 @@ SCHEMA = pa.schema([
     ("key", pa.string()), ("level_index", pa.int64()), ("node_depth", pa.int64()), ("state", pa.string()),
     ("figure", pa.string()), ("kind", pa.string()), ("base", pa.float64()), ("head", pa.float64()),
     ("delta", pa.float64()), ("ci_low", pa.float64()), ("ci_high", pa.float64()), ("p", pa.float64()),
-    ("q", pa.float64()), ("b", pa.int64()), ("c", pa.int64()), ("margin", pa.float64()), ("flagged", pa.bool_()),
+    ("q", pa.float64()), ("p_test", pa.float64()), ("p_interval", pa.float64()), ("untested", pa.string()),
+    ("b", pa.int64()), ("c", pa.int64()), ("margin", pa.float64()), ("flagged", pa.bool_()),
+    ("beyond_margin", pa.bool_()),
     ("decided", pa.bool_()), ("boards", pa.int64()), ("identical_boards", pa.float64()),
     ("verdict_changes", pa.string()), ("verdict_worse", pa.bool_()), ("changes", pa.string()),
     ("base_source", pa.string()), ("head_source", pa.string()), ("samples", pa.int64()), ("master_seed", pa.int64()),
@@ -49,7 +51,8 @@ def _figure(f: FigureDiff | None) -> dict:
     delta = f.size if f.kind == F.CATEGORIES else f.delta
     return {"figure": f.name, "kind": f.kind, "base": _number(f.base), "head": _number(f.head), "delta": delta,
             "ci_low": f.ci[0] if f.ci else None, "ci_high": f.ci[1] if f.ci else None, "p": f.p, "q": f.q,
-            "b": f.b, "c": f.c, "margin": f.margin, "flagged": f.flagged, "decided": f.decided, "boards": f.boards}
+            "p_test": f.p_test, "p_interval": f.p_interval, "untested": f.untested, "b": f.b, "c": f.c,
+            "margin": f.margin, "flagged": f.flagged, "beyond_margin": f.beyond_margin, "decided": f.decided, "boards": f.boards}
 
 
 def _row(diff: CalibrationDiff, row: RowDiff) -> dict:

@@ -36,6 +36,7 @@ import pyarrow as pa
 from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.check_names import CHECK_BOARDS_DETERMINISTIC
 from boardgen_pipeline.warehouse import datasets, publish
+from boardgen_pipeline.words import count
 
 IDENTICAL, NEW, REENCODED, DRIFT = "identical", "new", "re-encoded", "drift"
 DATASET = datasets.DRIFT
@@ -168,7 +169,8 @@ def drawing(pk: str, found: dict) -> str:
     body = [f"{'stored'.ljust(len(stored[0]))}{gap}tonight"]
     body += [f"{a}{gap}{b}" for a, b in zip(stored, new)]
     fields = ", ".join(found["fields"])
-    return "\n".join([f"**row {pk}**: {found['boards_differing']} board(s) differ; the first, scope "
+    return "\n".join([f"**row {pk}**: {count(found['boards_differing'], 'board')} "
+                      f"{'differs' if found['boards_differing'] == 1 else 'differ'}; the first, scope "
                       f"`{found['scope']}`, differs in {fields}", "", "```", *body, "```"])
 
 
@@ -187,7 +189,7 @@ def outcome(root, table, samples: int, master_seed: int = 0):
     named = "; ".join(f"{pk} (scope {found[pk]['scope']}: {', '.join(found[pk]['fields'])})" for pk in order[:10])
     return CheckOutcome(
         name=CHECK, assertion="determinism", passed=not found, severity="error", blocking=False,
-        description=(f"boards changed without a change of their row: {len(found)} row(s): {named}. The stored files "
+        description=(f"boards changed without a change of their row: {count(len(found), 'row')}: {named}. The stored files "
                      "are kept. Bump METRIC_VERSION on purpose (a new fingerprint recalibrates every row), or find "
                      "the regression (`boardgen verify --regenerate --rows ...` checks a fix)" if found else
                      f"every row's boards reproduce ({len(now)} rows; a row whose fingerprint changed is new)"),

@@ -299,7 +299,8 @@ class RowPool:
             workers = set(client.nthreads())
             gone = (self._workers_seen or workers) - workers
             if gone:
-                self.notes.append(f"Dask worker(s) {', '.join(sorted(gone))} left the cluster; Dask runs their rows "
+                named = ", ".join(sorted(gone))
+                self.notes.append(f"Dask {'worker' if len(gone) == 1 else 'workers'} {named} left the cluster; Dask runs their rows "
                                   f"again on the others ({RETRIES} retries a row)")
             self._workers_seen = workers
 
