@@ -55,6 +55,11 @@ from boardgen_pipeline.scopes import DEPTH_SPACING, PROBE_OFFSET
 from boardgen_pipeline.settings import BATCH_WHY, SEED_MAX
 from boardgen_pipeline.tables.board_gen import DOMAINS, BoardGenRow, Header, mines_target
 
+# Where a command looks when the option is not given (paths.py's defaults), said once for every parser.
+TABLES_HELP = "tables directory (default: $BOARDGEN_TABLES, else the checkout's tables/, else the package's own)"
+WAREHOUSE_HELP = "warehouse directory (default: $BOARDGEN_WAREHOUSE, else the checkout's warehouse/, else ./warehouse)"
+DAGSTER_HOME_HELP = "the Dagster home (default: $DAGSTER_HOME, else the checkout's .dagster_home, else ./.dagster_home)"
+
 RULE = "argument_domain"
 
 
@@ -242,8 +247,7 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
 
 def add_review_options(p) -> None:
     """The options ``diff`` and ``watch`` share (docs/review.md)."""
-    p.add_argument("--warehouse", help="warehouse directory: stored boards and reports, @warehouse (default: "
-                                       "$BOARDGEN_WAREHOUSE, else the checkout's warehouse/, else ./warehouse)")
+    p.add_argument("--warehouse", help=WAREHOUSE_HELP + "; the stored boards and reports @warehouse names")
     p.add_argument("--samples", type=int, default=256, help="boards per row, 1..4096, on the row's calibration scopes "
                                                             "(default: 256)")
     p.add_argument("--master-seed", type=int, default=0, help="master seed, >= 0 (default: 0)")
@@ -419,16 +423,13 @@ def check_prune(values: Mapping[str, object], environ: Mapping[str, str] | None 
 
 def add_nightly_options(p) -> None:
     """The options of ``boardgen nightly`` (``make run``)."""
-    p.add_argument("--tables", help="tables directory (default: $BOARDGEN_TABLES, else the checkout's tables/, else "
-                                    "the package's default tables)")
-    p.add_argument("--warehouse", help="warehouse root (default: $BOARDGEN_WAREHOUSE, else the checkout's warehouse/, "
-                                       "else ./warehouse)")
+    p.add_argument("--tables", help=TABLES_HELP)
+    p.add_argument("--warehouse", help=WAREHOUSE_HELP)
     p.add_argument("--samples", type=int, help="boards per row, 1..4096 (default: $BOARDGEN_SAMPLES, else 256)")
     p.add_argument("--master-seed", type=int, help="master seed, >= 0 (default: $BOARDGEN_MASTER_SEED, else 0)")
     p.add_argument("--adventures", type=int, help="adventures the node-map draws simulate, >= 1 (default: "
                                                   "$BOARDGEN_NODE_MAP_ADVENTURES, else 2000)")
-    p.add_argument("--dagster-home", help="Dagster instance folder (default: $DAGSTER_HOME, else the checkout's "
-                                          ".dagster_home, else ./.dagster_home)")
+    p.add_argument("--dagster-home", help=DAGSTER_HOME_HELP)
     p.add_argument("--workers", type=int,
                    help="runs at once, each recording its rows in a process of its own (default: $BOARDGEN_WORKERS, "
                         "else every core the process may use)")

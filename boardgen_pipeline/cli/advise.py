@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from boardgen_pipeline.cli.common import TABLES_HELP, WAREHOUSE_HELP, UserError, parse_rows, tables_dir, warehouse_dir
+from boardgen_pipeline.cli.common import UserError, parse_rows, tables_dir, warehouse_dir
+from boardgen_pipeline.cli_args import TABLES_HELP, WAREHOUSE_HELP
 from boardgen_pipeline.errors import TableError
 from boardgen_pipeline.exits import Exit
 from boardgen_pipeline.words import count

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from boardgen_pipeline.board.geometry import LayoutError
-from boardgen_pipeline.cli.common import TABLES_HELP, UserError, tables_dir
+from boardgen_pipeline.cli.common import UserError, tables_dir
+from boardgen_pipeline.cli_args import TABLES_HELP
 from boardgen_pipeline.errors import not_utf8
 
 

@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 
 from boardgen_pipeline.cli.common import (
-    TABLES_HELP,
-    WAREHOUSE_HELP,
     parse_rows,
     row_pool,
     tables_dir,
     warehouse_dir,
     writable,
 )
+from boardgen_pipeline.cli_args import TABLES_HELP, WAREHOUSE_HELP
 from boardgen_pipeline.errors import WarehouseError
 from boardgen_pipeline.exits import Exit
 from boardgen_pipeline.words import count

@@ -9,9 +9,6 @@ from pathlib import Path
 
 from boardgen_pipeline.paths import default_warehouse
 
-TABLES_HELP = "tables directory (default: $BOARDGEN_TABLES, else the checkout's tables/, else the package's own)"
-WAREHOUSE_HELP = "warehouse directory (default: $BOARDGEN_WAREHOUSE, else the checkout's warehouse/, else ./warehouse)"
-
 
 class UserError(Exception):
     """A problem with what the user asked for: printed without a traceback."""

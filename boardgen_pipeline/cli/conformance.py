@@ -8,7 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from boardgen_pipeline.cli.common import TABLES_HELP, WAREHOUSE_HELP, UserError, tables_dir, warehouse_dir
+from boardgen_pipeline.cli.common import UserError, tables_dir, warehouse_dir
+from boardgen_pipeline.cli_args import TABLES_HELP, WAREHOUSE_HELP
 from boardgen_pipeline.exits import Exit
 
 

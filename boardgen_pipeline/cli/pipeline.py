@@ -3,6 +3,8 @@ library imports no Dagster: they are found through the package's entry points an
 
 from __future__ import annotations
 
+from boardgen_pipeline.cli_args import DAGSTER_HOME_HELP
+
 PLUGINS = "boardgen.commands"  # the commands of the Dagster code location (pyproject.toml entry points)
 
 
@@ -37,13 +39,11 @@ def register(sub) -> None:
     ui = sub.add_parser("ui", help="the Dagster UI and daemon on the same instance (what make ui runs); Ctrl-C stops both")
     ui.add_argument("-p", "--port", type=int, default=3000, help="the UI's port, 1..65535 (default: 3000)")
     ui.add_argument("--host", default="127.0.0.1", help="the address the UI listens on (default: 127.0.0.1)")
-    ui.add_argument("--dagster-home", help="the Dagster home (default: $DAGSTER_HOME, else the checkout's "
-                                           ".dagster_home, else ./.dagster_home)")
+    ui.add_argument("--dagster-home", help=DAGSTER_HOME_HELP)
     ui.set_defaults(func=_pipeline_command("ui"))
 
     pr = sub.add_parser("prune", help="forget old calibration runs of a Dagster home (the warehouse keeps every figure)")
-    pr.add_argument("--dagster-home", help="the Dagster home (default: $DAGSTER_HOME, else the checkout's "
-                                           ".dagster_home, else ./.dagster_home)")
+    pr.add_argument("--dagster-home", help=DAGSTER_HOME_HELP)
     pr.add_argument("--keep-runs", type=int, help="keep the newest K calibration runs, K >= 1 (default: "
                                                   "$BOARDGEN_KEEP_RUNS, else the days of --keep-days)")
     pr.add_argument("--keep-days", type=int, help="keep the runs of the last N days, 1..36500 (default: "

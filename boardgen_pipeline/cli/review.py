@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from boardgen_pipeline.cli.common import TABLES_HELP, tables_dir, warehouse_dir, writable
+from boardgen_pipeline.cli.common import tables_dir, warehouse_dir, writable
+from boardgen_pipeline.cli_args import TABLES_HELP
 from boardgen_pipeline.exits import Exit
 
 
