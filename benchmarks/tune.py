@@ -104,6 +104,14 @@ def cpu_of(fn) -> tuple[float, object]:
     return time.process_time() - t0, out
 
 
+
+def outcome(s: dict) -> str:
+    """What a tune run's JSON summary says of its boards and its rows."""
+    return (f"{s['boards_per_row']:,.0f} boards a row ({s['boards']:,} in all); {s['reached']} reached, "
+            f"{s['unchanged']} unchanged, {s['unreachable']} unreachable; held out: {s['heldout_hold']} of "
+            f"{s['heldout_proven']} hold")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--workers", type=int, default=2, help="local workers of the timed runs (default: 2)")
@@ -124,9 +132,7 @@ def main(argv=None) -> int:
         wall, cpu, out = tune_cli(tables, args.workers)
         s = out["summary"]
         print(f"default table, win rate +-{TOLERANCE}: wall {wall:.1f} s ({100 * cpu / wall:.0f}% CPU) on "
-              f"{args.workers} workers; {s['boards_per_row']:.0f} boards a row ({s['boards']} in all); "
-              f"{s['reached']} reached, {s['unchanged']} unchanged, {s['unreachable']} unreachable; held out: "
-              f"{s['heldout_hold']} of {s['heldout_proven']} hold")
+              f"{args.workers} workers; {outcome(s)}")
         catalog = load_catalog(tables)
         tune_cpu, sweep_cpu = [], []
         for _ in range(args.repeat):
@@ -150,9 +156,7 @@ def main(argv=None) -> int:
         wall, cpu, out = tune_cli(big, args.workers)
         s = out["summary"]
         print(f"{args.rows} rows: nightly {night['wall']:.1f} s wall, tune {wall:.1f} s wall "
-              f"({wall / night['wall']:.2f}x the nightly; {100 * cpu / wall:.0f}% CPU); {s['boards_per_row']:.0f} "
-              f"boards a row; {s['reached']} reached, {s['unchanged']} unchanged, {s['unreachable']} unreachable; "
-              f"held out: {s['heldout_hold']} of {s['heldout_proven']} hold")
+              f"({wall / night['wall']:.2f}x the nightly; {100 * cpu / wall:.0f}% CPU); {outcome(s)}")
     return 0
 
 
