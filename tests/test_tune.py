@@ -58,6 +58,10 @@ def test_applied_targets_hold_under_another_master_seed(tables, shift, least):
     out = json.loads(done.stdout)
     rows = {tuple(int(x) for x in r["key"].split("-")): r for r in out["rows"]}
     assert set(rows) == set(table.keys())
+    # the summary's held-out counts read the rows': all that hold, and those whose value is inside the corridor
+    held = [r["heldout"] for r in rows.values() if r.get("heldout")]
+    assert out["summary"]["heldout_hold"] == sum(h["holds"] for h in held)
+    assert out["summary"]["heldout_inside"] == sum(h["holds"] and h["corridor"] == "inside" for h in held)
     reached = [k for k, r in rows.items() if r["state"] == "reached"]
     # most rows move 0.07 of win rate and keep F4; level 1 cannot rise so far (its R0 cap makes lower densities thin)
     assert len(reached) >= least, {k: (r["state"], r["note"]) for k, r in rows.items()}

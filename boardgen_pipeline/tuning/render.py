@@ -51,7 +51,7 @@ def line(p: Proposal) -> str:
     else:
         move = (f"{_knob(p.old)} kept" if p.state == search.UNCHANGED else f"{_knob(p.old)} -> {_knob(p.new)}")
         text = f"{head}{p.state}: {t.knob} {move}{crossing(p)}; {t.figure} {achieved} on probes"
-    text += f"; {p.boards} boards" + (f" ({p.note})" if p.note and p.state != search.UNREACHABLE else "")
+    text += f"; {p.boards:,} boards" + (f" ({p.note})" if p.note and p.state != search.UNREACHABLE else "")
     if p.heldout is not None:
         h = p.heldout
         f4 = "holds" if not h.failing else "FAILS " + ", ".join(h.failing)
@@ -60,11 +60,22 @@ def line(p: Proposal) -> str:
     return text
 
 
+def _held_how(s: dict) -> str:
+    """How the held rows hold: their values inside the corridor, or near it (outside, within the batch's
+    sampling error: the batch cannot tell such a row from a hit)."""
+    near = s["heldout_hold"] - s["heldout_inside"]
+    if not s["heldout_hold"]:
+        return ""
+    if not near:
+        return " (every value inside its corridor)"
+    return f" ({s['heldout_inside']} inside their corridor, {near} near it, within their sampling error)"
+
+
 def summary_line(tuning: Tuning) -> str:
     s = tuning.summary()
     text = (f"{count(s['rows'], 'targeted row')}: {s['reached']} reached, {s['unchanged']} unchanged, {s['unreachable']} "
             f"unreachable; held out on the calibration batch ({tuning.samples} boards): {s['heldout_hold']} of "
-            f"{s['heldout_proven']} hold; {s['boards']} boards ({s['boards_per_row']:.0f} a row)")
+            f"{s['heldout_proven']} hold{_held_how(s)}; {s['boards']:,} boards ({s['boards_per_row']:,.0f} a row)")
     if tuning.errors:
         text += "; failed: " + "; ".join(f"{k[0]}-{k[1]}: {e}" for k, e in sorted(tuning.errors.items()))
     return text
@@ -81,12 +92,12 @@ def markdown(tuning: Tuning) -> str:
         t, a, h = p.task.target, p.achieved, p.heldout
         achieved = "-" if a is None or a.value is None else f"{a.value:.3f} [{a.low:.3f}, {a.high:.3f}]"
         held = "-" if h is None else (f"{_n(h.estimate.value)} [{_n(h.estimate.low)}, {_n(h.estimate.high)}] "
-                                      f"{'holds' if h.holds else '**does not hold**'}")
+                                      f"{'holds' if h.holds else '**does not hold**'} ({h.verdict.state})")
         new = _knob(p.new) if p.state != search.UNREACHABLE else f"nearest {_knob(p.nearest)}"
         state = (f"**unreachable**: {p.note}" if p.state == search.UNREACHABLE else
                  f"{p.state} ({p.note})" if p.note else p.state)
         rows.append(f"| {p.key_text} | {t.figure} | {t.value:.3f} ± {t.tolerance:g} | {t.knob} | {_knob(p.old)} | "
-                    f"{new} | {achieved} | {held} | {p.boards} | {state} |")
+                    f"{new} | {achieved} | {held} | {p.boards:,} | {state} |")
     return "\n".join([f"**Curve tuning** ({tuning.targets_path}): {summary_line(tuning)}", "", *rows]) + "\n"
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from boardgen_pipeline.catalog import Catalog
 from boardgen_pipeline.scopes import DEFAULT_SAMPLES
 from boardgen_pipeline.tables.edit import RowChange
-from boardgen_pipeline.tuning import search
+from boardgen_pipeline.tuning import corridor, search
 from boardgen_pipeline.tuning.proposal import Proposal, RowTask, tune_row
 
 
@@ -54,6 +54,7 @@ class Tuning:
         return {"rows": len(self.proposals), "reached": len(self.of(search.REACHED)),
                 "unchanged": len(self.of(search.UNCHANGED)), "unreachable": len(self.of(search.UNREACHABLE)),
                 "failed": len(self.errors), "heldout_proven": len(proven), "heldout_hold": len(self.holding),
+                "heldout_inside": sum(p.heldout.verdict.state == corridor.INSIDE for p in self.holding),
                 "boards": sum(boards), "boards_per_row": sum(boards) / len(boards) if boards else 0.0,
                 "changes": len(self.changes)}
 
