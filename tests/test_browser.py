@@ -46,6 +46,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -90,6 +91,27 @@ def _need_browser():
         pytest.fail(f"the browser test needs Playwright for Python ({exc}): "
                     "`.venv/bin/pip install -e '.[test]'` (make test does)", pytrace=False)
     return sync_playwright
+
+
+@contextmanager
+def ui_page(height: int, failure_shot: Path):
+    """A Chromium page for the UI, 1600 wide (the "join the community" dialog of a fresh localhost
+    instance kept from covering it); on a failure, a screenshot of the page at ``failure_shot``; the
+    browser closed either way."""
+    with _need_browser()() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1600, "height": height})
+            context.add_init_script("window.localStorage.setItem('communityNux', JSON.stringify('1'))")
+            page = context.new_page()
+            page.set_default_timeout(PAGE_TIMEOUT_MS)
+            try:
+                yield page
+            except Exception:
+                page.screenshot(path=str(failure_shot), full_page=True)
+                raise
+        finally:
+            browser.close()
 
 
 def _free_port() -> int:
@@ -301,7 +323,7 @@ def pictures(page, within=None):
 
 
 def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
-    sync_playwright = _need_browser()
+    _need_browser()  # before the server starts: a missing browser fails at once
     started = time.monotonic()
     timings = {}
     data = materialize(tmp_path, monkeypatch)
@@ -317,99 +339,83 @@ def test_failing_check_of_a_row_in_the_dagster_ui(tmp_path, monkeypatch):
         "BOARDGEN_SAMPLES": str(N),
         "BOARDGEN_MASTER_SEED": "0",
     }, log_path)
-    page = None
     try:
         timings["server"] = wait_loaded(proc, port, log_path)
         t_browser = time.monotonic()
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        with ui_page(1400, OUTPUT / "failure.png") as page:
+            # 1. the asset graph: the failure is visible without opening a Partitions tab
+            page.goto(f"http://127.0.0.1:{port}/asset-groups/calibration/lineage")
+            page.get_by_text("calibration_report", exact=True).last.wait_for()
+            # the node is grey while its status loads: wait (bounded) for it to turn red
             try:
-                context = browser.new_context(viewport={"width": 1600, "height": 1400})
-                # the "join the community" dialog of a fresh localhost instance would cover the page
-                context.add_init_script("window.localStorage.setItem('communityNux', JSON.stringify('1'))")
-                page = context.new_page()
-                page.set_default_timeout(PAGE_TIMEOUT_MS)
-
-                # 1. the asset graph: the failure is visible without opening a Partitions tab
-                page.goto(f"http://127.0.0.1:{port}/asset-groups/calibration/lineage")
-                page.get_by_text("calibration_report", exact=True).last.wait_for()
-                # the node is grey while its status loads: wait (bounded) for it to turn red
-                try:
-                    page.wait_for_function(f"() => {RED_JS}({NODE_BORDER_JS}('calibration_report'))")
-                finally:
-                    page.screenshot(path=str(OUTPUT / "asset-graph.png"), full_page=True)
-                assert _reddish(page.evaluate(f"{NODE_BORDER_JS}('calibration_report')")), "report not red"
-                assert not _reddish(page.evaluate(f"{NODE_BORDER_JS}('validated_rows')")), "a passing asset is red"
-
-                # 2. the table-wide check: the failing row, its fix and its pictures first, decoded and
-                # whole in each window
-                for width, height in WINDOWS:
-                    page.set_viewport_size({"width": width, "height": height})
-                    page.goto(f"http://127.0.0.1:{port}/assets/calibration_report?view=checks"
-                              f"&checkDetail={CHECK_EVERY_ROW}")
-                    page.get_by_text(f"{FAILING} (A)").first.wait_for()
-                    shot = OUTPUT / f"check-{CHECK_EVERY_ROW}-{width}x{height}.png"
-                    try:
-                        assert page.get_by_text("Failed").first.is_visible()
-                        assert page.get_by_text(f"{len(figures['below'])} of {N} boards below target 1.0").first.is_visible()
-                        assert page.get_by_text("largest mine_density that passes").first.is_visible()
-                        images = pictures(page)
-                        images.first.wait_for()
-                        alts = images.evaluate_all("imgs => imgs.map(i => i.alt)")
-                        assert alts == list(PICTURES), alts
-                        assert images.first.is_visible()  # the histogram shows without a click
-                        metadata_top = page.get_by_text("Metadata", exact=True).first.bounding_box()["y"]
-                        for i, alt in enumerate(alts):
-                            img = images.nth(i)
-                            assert_whole(page, img, f"the {alt} at {width}x{height}")
-                            w, h = img.evaluate("i => [i.naturalWidth, i.naturalHeight]")
-                            assert w > 100 and h > 100, (alt, w, h)
-                            assert img.bounding_box()["y"] < metadata_top, f"{alt} is not above the metadata"
-                    finally:
-                        page.screenshot(path=str(shot))  # the window as a person sees it
-                # every failing row's pictures at full size, in the dialog of one metadata entry
-                dialog = open_markdown(page, page, "failing_row_pictures")
-                full = pictures(page, within=dialog)
-                assert full.evaluate_all("imgs => imgs.map(i => i.alt)") == list(PICTURES)
-                for i, alt in enumerate(PICTURES):
-                    assert_whole(page, full.nth(i), f"the full-size {alt} in failing_row_pictures")
-                    assert full.nth(i).evaluate("i => i.naturalHeight") > images.nth(i).evaluate("i => i.naturalHeight")
-                page.screenshot(path=str(OUTPUT / f"check-{CHECK_EVERY_ROW}-failing_row_pictures.png"))
-                close_dialog(page, dialog)
-                page.set_viewport_size({"width": 1600, "height": 1400})
-
-                # 3. the table-wide A on boards: the failing row in its verdict, the row's own numbers
-                page.goto(f"http://127.0.0.1:{port}/assets/boards?view=checks&checkDetail={CHECK}")
-                page.get_by_text(data["description"], exact=True).first.wait_for()
-                page.screenshot(path=str(OUTPUT / f"check-{CHECK}.png"), full_page=True)
-                assert data["description"] == f"1 of 2 rows fail: {FAILING}: " + data["row_description"]
-                assert data["row_description"] == f"{len(figures['below'])} of {N} boards below target 1.0"
-                assert page.get_by_text("Failed").first.is_visible()
-                table = metadata_table(page)
-                assert table["assertion"] == "A" and table["first_failing_row"] == FAILING
-                for label in ("failing", "first_failing_figures", f"{FAILING} inferability_histogram",
-                              f"{FAILING} worst_board"):
-                    assert label in table, f"metadata entry {label} not shown: {sorted(table)}"
-                dialog = open_markdown(page, page, "first_failing_figures")
-                shown = _squash(dialog.inner_text())
-                for key, value in (("below_target", len(figures["below"])), ("samples", N),
-                                   ("exit_passed", figures["exits"]["passed"]), ("worst_scope", m["worst_scope"])):
-                    assert f'"{key}": {value}' in shown, f"{key} = {value} not in {shown}"
-                assert all(str(s) in shown for s in figures["below"]), shown  # the failing scopes
-                close_dialog(page, dialog)
-
-                # 4. the rows' states: every row of the table materialized, the failing one's figures on it
-                page.goto(f"http://127.0.0.1:{port}/assets/boards?view=partitions")
-                page.get_by_text(FAILING, exact=True).first.wait_for()
-                page.screenshot(path=str(OUTPUT / "boards-partitions.png"), full_page=True)
-                assert page.get_by_text("Materialized").first.is_visible()
-
-            except Exception:
-                if page is not None:
-                    page.screenshot(path=str(OUTPUT / "failure.png"), full_page=True)
-                raise
+                page.wait_for_function(f"() => {RED_JS}({NODE_BORDER_JS}('calibration_report'))")
             finally:
-                browser.close()
+                page.screenshot(path=str(OUTPUT / "asset-graph.png"), full_page=True)
+            assert _reddish(page.evaluate(f"{NODE_BORDER_JS}('calibration_report')")), "report not red"
+            assert not _reddish(page.evaluate(f"{NODE_BORDER_JS}('validated_rows')")), "a passing asset is red"
+
+            # 2. the table-wide check: the failing row, its fix and its pictures first, decoded and
+            # whole in each window
+            for width, height in WINDOWS:
+                page.set_viewport_size({"width": width, "height": height})
+                page.goto(f"http://127.0.0.1:{port}/assets/calibration_report?view=checks"
+                          f"&checkDetail={CHECK_EVERY_ROW}")
+                page.get_by_text(f"{FAILING} (A)").first.wait_for()
+                shot = OUTPUT / f"check-{CHECK_EVERY_ROW}-{width}x{height}.png"
+                try:
+                    assert page.get_by_text("Failed").first.is_visible()
+                    assert page.get_by_text(f"{len(figures['below'])} of {N} boards below target 1.0").first.is_visible()
+                    assert page.get_by_text("largest mine_density that passes").first.is_visible()
+                    images = pictures(page)
+                    images.first.wait_for()
+                    alts = images.evaluate_all("imgs => imgs.map(i => i.alt)")
+                    assert alts == list(PICTURES), alts
+                    assert images.first.is_visible()  # the histogram shows without a click
+                    metadata_top = page.get_by_text("Metadata", exact=True).first.bounding_box()["y"]
+                    for i, alt in enumerate(alts):
+                        img = images.nth(i)
+                        assert_whole(page, img, f"the {alt} at {width}x{height}")
+                        w, h = img.evaluate("i => [i.naturalWidth, i.naturalHeight]")
+                        assert w > 100 and h > 100, (alt, w, h)
+                        assert img.bounding_box()["y"] < metadata_top, f"{alt} is not above the metadata"
+                finally:
+                    page.screenshot(path=str(shot))  # the window as a person sees it
+            # every failing row's pictures at full size, in the dialog of one metadata entry
+            dialog = open_markdown(page, page, "failing_row_pictures")
+            full = pictures(page, within=dialog)
+            assert full.evaluate_all("imgs => imgs.map(i => i.alt)") == list(PICTURES)
+            for i, alt in enumerate(PICTURES):
+                assert_whole(page, full.nth(i), f"the full-size {alt} in failing_row_pictures")
+                assert full.nth(i).evaluate("i => i.naturalHeight") > images.nth(i).evaluate("i => i.naturalHeight")
+            page.screenshot(path=str(OUTPUT / f"check-{CHECK_EVERY_ROW}-failing_row_pictures.png"))
+            close_dialog(page, dialog)
+            page.set_viewport_size({"width": 1600, "height": 1400})
+
+            # 3. the table-wide A on boards: the failing row in its verdict, the row's own numbers
+            page.goto(f"http://127.0.0.1:{port}/assets/boards?view=checks&checkDetail={CHECK}")
+            page.get_by_text(data["description"], exact=True).first.wait_for()
+            page.screenshot(path=str(OUTPUT / f"check-{CHECK}.png"), full_page=True)
+            assert data["description"] == f"1 of 2 rows fail: {FAILING}: " + data["row_description"]
+            assert data["row_description"] == f"{len(figures['below'])} of {N} boards below target 1.0"
+            assert page.get_by_text("Failed").first.is_visible()
+            table = metadata_table(page)
+            assert table["assertion"] == "A" and table["first_failing_row"] == FAILING
+            for label in ("failing", "first_failing_figures", f"{FAILING} inferability_histogram",
+                          f"{FAILING} worst_board"):
+                assert label in table, f"metadata entry {label} not shown: {sorted(table)}"
+            dialog = open_markdown(page, page, "first_failing_figures")
+            shown = _squash(dialog.inner_text())
+            for key, value in (("below_target", len(figures["below"])), ("samples", N),
+                               ("exit_passed", figures["exits"]["passed"]), ("worst_scope", m["worst_scope"])):
+                assert f'"{key}": {value}' in shown, f"{key} = {value} not in {shown}"
+            assert all(str(s) in shown for s in figures["below"]), shown  # the failing scopes
+            close_dialog(page, dialog)
+
+            # 4. the rows' states: every row of the table materialized, the failing one's figures on it
+            page.goto(f"http://127.0.0.1:{port}/assets/boards?view=partitions")
+            page.get_by_text(FAILING, exact=True).first.wait_for()
+            page.screenshot(path=str(OUTPUT / "boards-partitions.png"), full_page=True)
+            assert page.get_by_text("Materialized").first.is_visible()
         timings["browser"] = time.monotonic() - t_browser
     finally:
         stop_server(proc)

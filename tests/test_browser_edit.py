@@ -40,16 +40,14 @@ from boardgen_pipeline.calibration import assertions
 from boardgen_pipeline.cli import main as boardgen
 
 from .test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     NODE_BORDER_JS,
     OUTPUT,
-    PAGE_TIMEOUT_MS,
     RED_JS,
     _need_browser,
     _reddish,
     start_server,
     stop_server,
+    ui_page,
     wait_loaded,
 )
 from .test_pipeline_support import (
@@ -198,7 +196,7 @@ def checks_tab(page, port: int) -> dict[str, str]:
 
 
 def test_a_failing_edit_is_red_everywhere_a_designer_looks_and_its_revert_green(designer, capsys):
-    sync_playwright = _need_browser()
+    _need_browser()  # before the server starts: a missing browser fails at once
     OUTPUT.mkdir(parents=True, exist_ok=True)
     failing = edit(designer)
     assert not failing.success
@@ -215,7 +213,6 @@ def test_a_failing_edit_is_red_everywhere_a_designer_looks_and_its_revert_green(
     proc, port = start_server(designer["base"], {
         "DAGSTER_HOME": str(designer["home"]), "BOARDGEN_TABLES": str(designer["tables"]),
         "BOARDGEN_WAREHOUSE": str(designer["root"]), "BOARDGEN_SAMPLES": str(N), "BOARDGEN_MASTER_SEED": "0"}, log)
-    page = None
     try:
         wait_loaded(proc, port, log)
         # what the UI reads: every check evaluated, 2-2 alone failed, E naming (2,3) as validate does
@@ -227,70 +224,57 @@ def test_a_failing_edit_is_red_everywhere_a_designer_looks_and_its_revert_green(
         assert failed_partitions(port) == [PK]
         assert run_status(port, failing.run_id) == "FAILURE"
 
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-            try:
-                context = browser.new_context(viewport={"width": 1600, "height": 1300})
-                context.add_init_script("window.localStorage.setItem('communityNux', JSON.stringify('1'))")
-                page = context.new_page()
-                page.set_default_timeout(PAGE_TIMEOUT_MS)
+        with ui_page(1300, OUTPUT / "designer-failure.png") as page:
+            # the asset graph: boards red
+            node_is_red(page, port, "boards", red=True)
+            shot(page, "graph-red")
+            # the Partitions tab: 2-2 counted by "Failed", and alone under it
+            partitions_tab(page, port, failed=1)
+            shot(page, "partitions-failed")
+            # the partition page: the failed run's red banner under the header, the verdict and the edit first
+            page.goto(f"http://127.0.0.1:{port}/assets/boards?view=partitions&partition={PK}")
+            banner = page.get_by_text("failed, and did not materialize this asset.")
+            banner.wait_for()
+            assert banner.bounding_box()["y"] < page.get_by_text("Latest materialization").first.bounding_box()["y"]
+            page.locator("td", has_text=re.compile(r"^F4$")).first.wait_for()
+            verdict = metadata_value(page, "F4")
+            assert verdict.startswith("FAIL: A: ") and re.search(r"A': \d+ of 16 boards illegal", verdict), verdict
+            assert metadata_value(page, "edited") == EDITED
+            assert metadata_value(page, "published").startswith("no: the batch is withheld (A')")
+            shot(page, "partition-2-2")
+            # the Checks tab: no check Not evaluated; A' failed, naming 2-2
+            shown = checks_tab(page, port)
+            shot(page, "checks")
+            assert "Not evaluated" not in shown.values() and "Not Evaluated" not in shown.values(), shown
+            assert shown[assertions.CHECK_A1] == "Failed" and shown[assertions.CHECK_A2] == "Succeeded", shown
+            page.goto(f"http://127.0.0.1:{port}/assets/boards?view=checks&checkDetail={assertions.CHECK_A1}")
+            page.get_by_text(re.compile(r"^1 of 15 rows fail: 2-2: \d+ of 16 boards illegal")).first.wait_for()
+            shot(page, "check-a-prime")
+            # the run: Failure, its failure naming the changed fields
+            page.goto(f"http://127.0.0.1:{port}/runs/{failing.run_id}")
+            page.get_by_text("Failure", exact=True).first.wait_for()
+            page.get_by_text(f"edited: {EDITED}").first.wait_for()
+            shot(page, "run-failure")
 
-                # the asset graph: boards red
-                node_is_red(page, port, "boards", red=True)
-                shot(page, "graph-red")
-                # the Partitions tab: 2-2 counted by "Failed", and alone under it
-                partitions_tab(page, port, failed=1)
-                shot(page, "partitions-failed")
-                # the partition page: the failed run's red banner under the header, the verdict and the edit first
-                page.goto(f"http://127.0.0.1:{port}/assets/boards?view=partitions&partition={PK}")
-                banner = page.get_by_text("failed, and did not materialize this asset.")
-                banner.wait_for()
-                assert banner.bounding_box()["y"] < page.get_by_text("Latest materialization").first.bounding_box()["y"]
-                page.locator("td", has_text=re.compile(r"^F4$")).first.wait_for()
-                verdict = metadata_value(page, "F4")
-                assert verdict.startswith("FAIL: A: ") and re.search(r"A': \d+ of 16 boards illegal", verdict), verdict
-                assert metadata_value(page, "edited") == EDITED
-                assert metadata_value(page, "published").startswith("no: the batch is withheld (A')")
-                shot(page, "partition-2-2")
-                # the Checks tab: no check Not evaluated; A' failed, naming 2-2
-                shown = checks_tab(page, port)
-                shot(page, "checks")
-                assert "Not evaluated" not in shown.values() and "Not Evaluated" not in shown.values(), shown
-                assert shown[assertions.CHECK_A1] == "Failed" and shown[assertions.CHECK_A2] == "Succeeded", shown
-                page.goto(f"http://127.0.0.1:{port}/assets/boards?view=checks&checkDetail={assertions.CHECK_A1}")
-                page.get_by_text(re.compile(r"^1 of 15 rows fail: 2-2: \d+ of 16 boards illegal")).first.wait_for()
-                shot(page, "check-a-prime")
-                # the run: Failure, its failure naming the changed fields
-                page.goto(f"http://127.0.0.1:{port}/runs/{failing.run_id}")
-                page.get_by_text("Failure", exact=True).first.wait_for()
-                page.get_by_text(f"edited: {EDITED}").first.wait_for()
-                shot(page, "run-failure")
-
-                # the revert: green everywhere it was red
-                reverted = edit(designer, revert=True)
-                assert reverted.success
-                executions = latest_executions(port)
-                assert all(v is not None and v["status"] == "SUCCEEDED" for v in executions.values()), executions
-                assert failed_partitions(port) == [] and run_status(port, reverted.run_id) == "SUCCESS"
-                node_is_red(page, port, "boards", red=False)
-                shot(page, "graph-green")
-                partitions_tab(page, port, failed=0)
-                page.goto(f"http://127.0.0.1:{port}/assets/boards?view=partitions&partition={PK}")
-                page.locator("td", has_text=re.compile(r"^F4$")).first.wait_for()
-                assert metadata_value(page, "F4") == "pass"
-                assert page.get_by_text("failed, and did not materialize this asset.").count() == 0
-                shot(page, "partition-2-2-green")
-                shown = checks_tab(page, port)
-                assert set(shown.values()) == {"Succeeded"}, shown
-                page.goto(f"http://127.0.0.1:{port}/runs/{reverted.run_id}")
-                page.get_by_text("Success", exact=True).first.wait_for()
-                shot(page, "run-success")
-            except Exception:
-                if page is not None:
-                    page.screenshot(path=str(OUTPUT / "designer-failure.png"), full_page=True)
-                raise
-            finally:
-                browser.close()
+            # the revert: green everywhere it was red
+            reverted = edit(designer, revert=True)
+            assert reverted.success
+            executions = latest_executions(port)
+            assert all(v is not None and v["status"] == "SUCCEEDED" for v in executions.values()), executions
+            assert failed_partitions(port) == [] and run_status(port, reverted.run_id) == "SUCCESS"
+            node_is_red(page, port, "boards", red=False)
+            shot(page, "graph-green")
+            partitions_tab(page, port, failed=0)
+            page.goto(f"http://127.0.0.1:{port}/assets/boards?view=partitions&partition={PK}")
+            page.locator("td", has_text=re.compile(r"^F4$")).first.wait_for()
+            assert metadata_value(page, "F4") == "pass"
+            assert page.get_by_text("failed, and did not materialize this asset.").count() == 0
+            shot(page, "partition-2-2-green")
+            shown = checks_tab(page, port)
+            assert set(shown.values()) == {"Succeeded"}, shown
+            page.goto(f"http://127.0.0.1:{port}/runs/{reverted.run_id}")
+            page.get_by_text("Success", exact=True).first.wait_for()
+            shot(page, "run-success")
     finally:
         stop_server(proc)
     assert proc.poll() is not None, "dagster-webserver still running"
