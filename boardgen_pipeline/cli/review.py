@@ -21,7 +21,7 @@ def cmd_diff(args) -> int:
     from rich.progress import Progress
 
     from boardgen_pipeline.cli_args import parse_margins
-    from boardgen_pipeline.review import corridor, diff, pairing, render, saved, sources
+    from boardgen_pipeline.review import diff, pairing, render, saved, sources
 
     tables = tables_dir(args)
     root = warehouse_dir(args)
@@ -40,7 +40,6 @@ def cmd_diff(args) -> int:
         store = pairing.StoredBoards(stored)
         result = diff.compare(base, head, settings, stored, sources.code_differs(base, head, tables),
                               on_row=lambda _row: progress.advance(task), store=store)
-    result.notes += corridor.departures(result, store)  # the rows the change takes out of their target corridor
     reports = _stored_reports(stored) if "html" in {args.format, *map(_output_format, args.output)} else {}
     outputs = {"terminal": lambda: render.terminal(result), "json": lambda: render.json_text(result),
                "markdown": lambda: render.markdown(result, args.full_report or ""),

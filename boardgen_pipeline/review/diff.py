@@ -52,8 +52,8 @@ import numpy as np
 
 from boardgen_pipeline.calibration.batch import batch_scopes, evaluate_row
 from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.review import corridor, overlay_diff, pairing, stats, strata_diff
 from boardgen_pipeline.review import figures as F
-from boardgen_pipeline.review import overlay_diff, pairing, stats, strata_diff
 from boardgen_pipeline.review.asked import ALPHA, Settings  # noqa: F401 - diff.ALPHA, diff.Settings: the diff's API
 from boardgen_pipeline.review.paired import FLAG_RULE, FigureDiff, RowFigures, measure, resample_seed
 from boardgen_pipeline.review.sources import Source, SourceRow
@@ -122,6 +122,7 @@ class RowDiff(RowFigures):
     identical_boards: float | None = None
     stored: dict = field(default_factory=dict)  # version -> boards read from the warehouse
     notes: list[str] = field(default_factory=list)
+    corridor: tuple = (None, None)  # the row's corridor verdicts (base, head): review.corridor
 
     @property
     def verdict_changes(self) -> list[VerdictChange]:
@@ -234,9 +235,9 @@ def report_verdicts(report: dict) -> dict:
     return {**out, "green": report.get("green")}
 
 
-def verdicts(version: SourceRow, records: list[dict]) -> dict:
-    """The row's F4 verdicts on its calibration batch."""
-    return report_verdicts(evaluate_row(version.row, records, version.survival_criterion).as_dict())
+def row_report(version: SourceRow, records: list[dict]) -> dict:
+    """The row's report on its calibration batch (its F4 verdicts and figures)."""
+    return evaluate_row(version.row, records, version.survival_criterion).as_dict()
 
 
 def e_verdict(source: Source, key: tuple[int, int]) -> bool | None:
@@ -290,8 +291,11 @@ def modified_row(base: Source, head: Source, key: tuple[int, int], settings: Set
     except pairing.NotRebuildable as exc:
         out.notes.append(f"not compared: {exc}")
         return out
-    out.base_verdicts.update(verdicts(old, bb.records))
-    out.head_verdicts.update(verdicts(new, hb.records))
+    base_report, head_report = row_report(old, bb.records), row_report(new, hb.records)
+    out.base_verdicts.update(report_verdicts(base_report))
+    out.head_verdicts.update(report_verdicts(head_report))
+    target = corridor.target_of(head, key)  # HEAD's targets judge both versions
+    out.corridor = (corridor.verdict(target, bb.records, base_report), corridor.verdict(target, hb.records, head_report))
     if keep is not None:
         keep[key] = (list(bb.records), list(hb.records))
     fog = bool(old.row.fog_region_count or new.row.fog_region_count)
@@ -335,7 +339,9 @@ def added_row(head: Source, key: tuple[int, int], settings: Settings, store: pai
     except pairing.NotRebuildable as exc:
         out.notes.append(f"not calibrated: {exc}")
         return out
-    out.head_verdicts = {**verdicts(version, hb.records), "E": e_verdict(head, key)}
+    report = row_report(version, hb.records)
+    out.head_verdicts = {**report_verdicts(report), "E": e_verdict(head, key)}
+    out.corridor = (None, corridor.verdict(corridor.target_of(head, key), hb.records, report))
     cols = F.board_columns(hb.records, version.row)
     fog = bool(version.row.fog_region_count)
     for f in F.FIGURES:
@@ -394,7 +400,7 @@ def compare(base: Source, head: Source, settings: Settings, root: Path | None = 
         state = state_of(base, head, key)
         if state in (MODIFIED, ADDED):
             versions = (key, state, base.rows[key].fingerprint if state == MODIFIED else None,
-                        head.rows[key].fingerprint, tuple(sorted(margins.items())))
+                        head.rows[key].fingerprint, tuple(sorted(margins.items())), corridor.target_of(head, key))
             if versions not in memo:
                 memo[versions] = (modified_row(base, head, key, settings, margins, looks, store, kept)
                                   if state == MODIFIED
@@ -409,6 +415,7 @@ def compare(base: Source, head: Source, settings: Settings, root: Path | None = 
         rows.append(row)
     out = CalibrationDiff(base, head, settings, rows, table_changes(base, head), list(base.notes + head.notes), looks,
                           margins)
+    out.notes += corridor.departures(rows)  # the rows the change takes out of their target corridor
     s = settings
     if base.catalog is not None and head.catalog is not None:
         compared = {r.key: r.state for r in rows if r.state in (MODIFIED, IDENTICAL)}

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from boardgen_pipeline.calibration.fingerprints import table_files
 from boardgen_pipeline.errors import SourceError, TableError
-from boardgen_pipeline.review import corridor, diff, pairing, render, sources
+from boardgen_pipeline.review import diff, pairing, render, sources
 from boardgen_pipeline.words import count
 
 
@@ -65,7 +65,6 @@ class Preview:
         try:
             head = sources.from_folder(Path(tables_dir), "HEAD")
             result = diff.compare(self.base(head), head, self.settings, self.root, store=self.store, memo=self.memo)
-            result.notes += corridor.departures(result, self.store)
         except (TableError, SourceError) as exc:
             text = exc.report() if isinstance(exc, TableError) else str(exc)
             return f"{text}\nthe table does not validate: nothing compared; still watching"
