@@ -135,16 +135,21 @@ def _span(figure: str, row_value: float | None, aim: float) -> float:
     return max(abs(row_value or 0.0), abs(aim), 1e-9)
 
 
-def _search_and_prove(task: RowTask, grid, sampler: RowSampler, aim: search.Aim, span: float, max_boards: int):
+def _search_and_prove(task: RowTask, grid, sampler: RowSampler, aim: search.Aim, span: float, max_boards: int,
+                      proven: dict):
     """The search on up to ``max_boards`` probe boards a candidate, then its
     pick proven on the calibration batch: ``(result, heldout, proof boards)``.
     A pick that breaks an F4 assertion there is marked so and the next
-    closest is proven, up to :data:`PROOF_TRIES` of them."""
+    closest is proven, up to :data:`PROOF_TRIES` of them. ``proven``: the
+    proofs made before, by candidate (a second search's pick proven once,
+    and a value the batch refused refused again without its boards)."""
     result = search.search(sampler, len(grid), grid.current, aim, span, max_boards)
     heldout, proof_boards, tries = None, 0, 0
     while result.state != search.UNREACHABLE and result.pick is not None and tries < PROOF_TRIES:
-        heldout, made = prove(task, grid.row(task.row, result.pick))
-        proof_boards += made
+        if result.pick not in proven:
+            proven[result.pick] = prove(task, grid.row(task.row, result.pick))
+            proof_boards += proven[result.pick][1]
+        heldout = proven[result.pick][0]
         tries += 1
         if not heldout.failing:
             break
@@ -175,11 +180,12 @@ def tune_row(task: RowTask) -> Proposal:
     aim = search.Aim(t.value, t.tolerance, t.direction)
     first = sampler.measure(grid.current, search.looks(task.max_boards)[0]).estimate.value
     span = _span(t.figure, first, t.value)
-    result, heldout, proof_boards = _search_and_prove(task, grid, sampler, aim, span, task.max_boards)
+    proven: dict = {}
+    result, heldout, proof_boards = _search_and_prove(task, grid, sampler, aim, span, task.max_boards, proven)
     if (heldout is not None and heldout.verdict.state == corridor.OUT and result.state != search.UNREACHABLE
             and task.max_boards < MAX_PROBES):
         first_pick = grid.values[result.pick]
-        result, heldout, more = _search_and_prove(task, grid, sampler, aim, span, MAX_PROBES)
+        result, heldout, more = _search_and_prove(task, grid, sampler, aim, span, MAX_PROBES, proven)
         proof_boards += more
         again = (f"searched again on up to {MAX_PROBES} probe boards a candidate: the calibration batch put "
                  f"{t.knob} {first_pick} out of the corridor (its verdict here is a second look at that batch)")
