@@ -30,9 +30,11 @@ its own (``tests/test_solver_golden.py``, ``tests/test_conformance_kit.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from boardgen_pipeline.board import solver
-from boardgen_pipeline.board.geometry import neighbour_table, parse_layout
+from boardgen_pipeline.board.generator import legality_reasons
+from boardgen_pipeline.board.geometry import numbers_of, parse_layout
 from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable
 
 
@@ -207,8 +209,7 @@ def structure_violations(width: int, height: int, mines, fog, spawn_side: int) -
     """Seed 000 and seed 001 AC-6's structural rules of a finished board, by
     name: the spawn square and R0 mine-free, and fog cells safe, numbered,
     outside R0, no 3x3 window all fog, ``|F| <= 8 x mines``."""
-    table = neighbour_table(width, height)
-    numbers = [sum(mines[n] for n in table[c]) for c in range(width * height)]
+    numbers = numbers_of(mines, width, height)
     spawn = solver.spawn_square(width, height, spawn_side)
     r0 = solver.reveal_r0(mines, width, height, spawn_side, fog)
     fog = set(fog)
@@ -239,15 +240,9 @@ def legality(case: LayoutCase) -> dict:
     cap = case.r0_max_cap if case.r0_max_cap is not None else w * h
     c = solver.closures(mines, w, h, case.spawn_side, case.rules, fog=fog)
     safe = w * h - sum(mines)
-    categories = []
-    if solver.unreachable_safe(mines, w, h) > 0:
-        categories.append("unreachable")
-    if safe < case.min_safe_count:
-        categories.append("min_safe")
-    if len(c.r0) > cap:
-        categories.append("r0_cap")
-    if len(c.r0) == safe:
-        categories.append("free_open")
+    measured = SimpleNamespace(unreachable_safe=solver.unreachable_safe(mines, w, h), safe_count=safe,
+                               r0_size=len(c.r0))
+    categories = legality_reasons(measured, case.min_safe_count, cap)  # the generator's gates, in its order
     structure = structure_violations(w, h, mines, fog, case.spawn_side)
     if structure:
         categories.append("structure")

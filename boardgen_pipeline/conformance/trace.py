@@ -196,7 +196,7 @@ def _board_of(a: AttemptTrace, W: int, H: int) -> dict:
             "mines": [c for c in range(W * H) if a.mines[c]], "fog": list(a.fog_cells)}
 
 
-def _measure_of(a: AttemptTrace, row: BoardGenRow, spawn_side: int, exit_: str) -> dict:
+def _measure_of(a: AttemptTrace, row: BoardGenRow, spawn_side: int) -> dict:
     """What the chosen board measures (whatever its legality: a board that did
     not pass is measured as it is returned)."""
     W, H = row.board_width, row.board_height
@@ -228,7 +228,7 @@ def trace_board(row: BoardGenRow, spawn_side: int, scope: int, master_seed: int 
     exit_, chosen = choose_exit([a.attempt(row) for a in attempts], plan.target)
     a = attempts[chosen.k - 1]
     return BoardTrace(row, spawn_side, scope, master_seed, plan, attempts, exit_, chosen.k,
-                      _board_of(a, row.board_width, row.board_height), _measure_of(a, row, spawn_side, exit_))
+                      _board_of(a, row.board_width, row.board_height), _measure_of(a, row, spawn_side))
 
 
 def trace_row(row: BoardGenRow, spawn_side: int, scopes, master_seed: int = 0) -> list[BoardTrace]:

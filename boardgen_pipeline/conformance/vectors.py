@@ -17,7 +17,6 @@ generator where the generator makes them.
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from pathlib import Path
 
@@ -275,12 +274,9 @@ def _batch_summary(vid: str, comment: str, ids: list[str], traces: list[BoardTra
                    "attempts_used": [len(t.attempts) for t in traces]}, flags)
 
 
-def acceptance_groups(catalog: Catalog, registry: dict | None = None,
-                      traces: dict[str, BoardTrace] | None = None) -> list[dict]:
+def acceptance_groups(catalog: Catalog, registry: dict | None, traces: dict[str, BoardTrace]) -> list[dict]:
     """The acceptance vectors; ``traces`` are the generate vectors' (AC-10's
     mixed batch counts the pinned ones)."""
-    if traces is None:
-        traces = generate_groups(catalog)[1]
     table = catalog.board_gen
     side = table.spawn_side
     # seed 001's L2 reference row has one fog region: the default (2,0) row with fog, edited set by set
@@ -579,7 +575,3 @@ def _fixture_pool_group() -> dict:
         raise AssertionError(f"the fixture pool's draws never take {sorted({t.id for t in pool.templates} - drawn)}")
     return group("fixture_pool", "node_map", "SPEC 4 step 2 on a fixture pool: slots rolled in node-id order, depths "
                  "along the edges from the one node no edge enters", vectors, {"pool": _pool_inputs(pool)})
-
-
-def digest_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

@@ -64,7 +64,7 @@ def verdict(root, catalog: Catalog, samples: int, master_seed: int = 0) -> Verdi
     return Verdict({pk: names for pk, names in rows.items() if names}, len(rows), samples, master_seed)
 
 
-def _source(catalog: Catalog, name: str) -> str:
+def _source(name: str) -> str:
     # the file's name in a tables folder, never the folder's path: a pinned copy and a checkout export the same bytes
     return f"tables/{name} (TOML: the source designers edit)"
 
@@ -74,7 +74,7 @@ def texts(catalog: Catalog, verdict_text: str) -> dict[str, str]:
     digest = tables_digest(catalog.tables_dir)[0]
 
     def st(name: str) -> dict:
-        return godot.stamp(digest, KIT_VERSION, verdict_text, _source(catalog, name))
+        return godot.stamp(digest, KIT_VERSION, verdict_text, _source(name))
 
     out = {"board_gen.tres": godot.board_gen_tres(catalog.board_gen, st("board_gen.toml"))}
     if catalog.variation is not None:
