@@ -33,6 +33,8 @@ from pathlib import Path
 from boardgen_pipeline.review import diff, render, sources
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.steps import history
+from boardgen_pipeline.steps.summary import rejected_report
+from boardgen_pipeline.steps.table_check import F4_FLAGS
 
 PAIRED_ROWS = 4
 MOVED = "⚑ moved"
@@ -122,17 +124,8 @@ def markdown_against_previous(root, catalog, keys, samples: int, master_seed: in
 def _rejected_figures(root: Path, key, row) -> dict | None:
     """The figures of a row's batch that A' withheld (no report, no version):
     its rejected boards evaluated as a report would be."""
-    from boardgen_pipeline.calibration.batch import evaluate_row
-    from boardgen_pipeline.warehouse import publish
-
-    if row is None:
-        return None
-    try:
-        records = publish.read_partition(publish.rejected_root(root), "boards", key)
-    except (OSError, ValueError):
-        return None
-    report = evaluate_row(row, records).as_dict()
-    return {**report, "pass_rate": history.pass_rate(report["passed"], report["samples"])}
+    report = rejected_report(root, key, row) if row is not None else None
+    return None if report is None else {**report, "pass_rate": history.pass_rate(report["passed"], report["samples"])}
 
 
 def _head(key, previous: dict, row) -> list[str]:
@@ -179,13 +172,9 @@ def _flag(f) -> str:
     return render.mark(f).strip()
 
 
-VERDICTS = (("assertion_a", "A"), ("assertion_a2", "A''"), ("assertion_a1", "A'"), ("assertion_b", "B"),
-            ("assertion_b1", "B'"))
-
-
 def _verdict_changes(previous: dict, now: dict) -> list[str]:
     said = {True: "pass", False: "FAIL"}
-    return [f"{name}: {said[previous[col]]} -> {said[now[col]]}" for col, name in VERDICTS
+    return [f"{name}: {said[previous[col]]} -> {said[now[col]]}" for col, name in F4_FLAGS
             if previous.get(col) is not None and now.get(col) is not None and previous[col] != now[col]]
 
 

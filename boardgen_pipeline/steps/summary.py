@@ -85,6 +85,19 @@ def _figures(report: dict | None, published: bool) -> dict:
             "retry_rate": r["retry_rate"], "published": published}
 
 
+def rejected_report(root, key: tuple[int, int], row) -> dict | None:
+    """The report of a row's batch A' withheld (no report, no version): its
+    rejected boards evaluated as a report would be; None when none is stored."""
+    from boardgen_pipeline.calibration.batch import evaluate_row  # loads the kernels: only here
+    from boardgen_pipeline.warehouse import publish
+
+    try:
+        records = publish.read_partition(publish.rejected_root(root), "boards", key)
+    except (OSError, ValueError):
+        return None
+    return evaluate_row(row, records).as_dict()
+
+
 def table_rows(root, catalog, samples: int, master_seed: int = 0, keys=None) -> Rows:
     """The rows of ``keys`` (default: every row of the table) as the
     warehouse holds them now: figures from the current report (a rejected
@@ -115,14 +128,9 @@ def table_rows(root, catalog, samples: int, master_seed: int = 0, keys=None) -> 
                     for r in stored}
         report = next((r for r in reports.get(key, []) if r.get("batch_fingerprint") == now.get(pk)), None)
         figures = _figures(report, True)
-        if report is None and verdicts.get(a1, {}).get("passed") is False:
-            from boardgen_pipeline.calibration.batch import evaluate_row  # loads the kernels: only here
-
-            try:  # a batch A' withheld: its figures from the rejected file
-                records = publish.read_partition(publish.rejected_root(root), "boards", key)
-                figures = _figures(evaluate_row(table.rows[key], records).as_dict(), False)
-            except (OSError, ValueError):
-                figures = {"published": False}
+        if report is None and verdicts.get(a1, {}).get("passed") is False:  # a batch A' withheld: its figures
+            rejected = rejected_report(root, key, table.rows[key])
+            figures = _figures(rejected, False) if rejected is not None else {"published": False}
         failing = not all(v["passed"] for v in verdicts.values()) or not verdicts
         if (out.list_all or failing) and len(out.listed) < LISTED_MAX:
             out.listed[pk] = {"boards": figures if report is not None or not figures.get("published", True) else {},
