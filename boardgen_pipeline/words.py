@@ -3,7 +3,7 @@ metadata carries the numbers"; docs/decisions/partition-verdicts.md
 "Numbers for reading").
 
 - :func:`count`: ``1 attempt``, ``2 attempts``, never ``1 attempts`` nor
-  ``attempt(s)``;
+  ``attempt(s)``; :func:`noun`: the word alone, as ``n`` wants it;
 - :func:`rounded`: a figure shown in the UI's metadata rounded to
   :data:`DECIMALS` decimals (0.9013, not 0.9013342178976854), or below 1 to
   as many significant digits (a p-value of 0.00001234 stays 1.234e-05, not
@@ -18,10 +18,16 @@ import math
 DECIMALS = 4
 
 
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and ``noun``, in the plural unless ``n`` is 1 (``plural``: an
-    irregular plural; default ``noun + "s"``)."""
-    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+def noun(n: int, word: str, plural: str | None = None) -> str:
+    """``word`` in the plural unless ``n`` is 1 (``plural``: an irregular
+    plural, or a verb's form: ``noun(n, "differs", "differ")``; default
+    ``word + "s"``)."""
+    return word if n == 1 else (plural or word + "s")
+
+
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word``, in the plural unless ``n`` is 1 (:func:`noun`)."""
+    return f"{n} {noun(n, word, plural)}"
 
 
 def rounded(value, decimals: int = DECIMALS):

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from boardgen_pipeline.words import count, rounded
+from boardgen_pipeline.words import count, noun, rounded
 
 
 def test_count_says_one_thing_and_many_things():
@@ -16,6 +16,12 @@ def test_count_says_one_thing_and_many_things():
     assert count(0, "attempt") == "0 attempts" and count(32, "attempt") == "32 attempts"
     assert count(2, "old run") == "2 old runs" and count(1, "old run") == "1 old run"
     assert count(3, "copy", "copies") == "3 copies" and count(1, "copy", "copies") == "1 copy"
+
+
+
+def test_noun_is_the_word_alone_as_its_count_wants_it():
+    assert noun(1, "worker") == "worker" and noun(2, "worker") == "workers" and noun(0, "worker") == "workers"
+    assert noun(1, "differs", "differ") == "differs" and noun(3, "differs", "differ") == "differ"
 
 
 def test_rounded_rounds_figures_and_nothing_else():

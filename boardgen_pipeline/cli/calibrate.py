@@ -17,7 +17,7 @@ from boardgen_pipeline.cli.common import (
 from boardgen_pipeline.cli_args import TABLES_HELP, WAREHOUSE_HELP
 from boardgen_pipeline.errors import WarehouseError
 from boardgen_pipeline.exits import Exit
-from boardgen_pipeline.words import count
+from boardgen_pipeline.words import count, noun
 
 
 def cmd_validate(args) -> int:
@@ -109,8 +109,7 @@ def cmd_verify(args) -> int:
         print(f"damaged: {path}: {problem}")
     if bad:
         past = sum(1 for path, _ in bad if Path(path).relative_to(root).parts[0] == "calibration_history")
-        note = (f"; {past} of them calibration history "
-                f"{'version' if past == 1 else 'versions'}, which no run makes again (the current one is "
+        note = (f"; {past} of them calibration history {noun(past, 'version')}, which no run makes again (the current one is "
                 "rewritten when its row is next published)" if past else "")
         print(f"{len(bad)} of {count(len(files), 'file')} damaged in {root}; the nightly regenerates them "
               f"(or rerun `boardgen calibrate` for their rows){note}", file=sys.stderr)

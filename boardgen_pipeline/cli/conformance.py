@@ -11,6 +11,7 @@ from pathlib import Path
 from boardgen_pipeline.cli.common import UserError, tables_dir, warehouse_dir
 from boardgen_pipeline.cli_args import TABLES_HELP, WAREHOUSE_HELP
 from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.words import count
 
 
 def _catalog(args):
@@ -35,9 +36,9 @@ def cmd_export_kit(args) -> int:
     except (seeds.RegistryError, kit.KitError) as exc:
         raise UserError(str(exc)) from None
     manifest = json.loads(texts[kit.MANIFEST])
-    count = sum(f["vectors"] for f in manifest["files"].values())
-    print(f"conformance kit version {manifest['kit_version']} ({manifest['kit_digest']}): {count} vectors in "
-          f"{len(kit.FILES)} files, tables {manifest['tables_digest']}, written to {target}")
+    vectors = sum(f["vectors"] for f in manifest["files"].values())
+    print(f"conformance kit version {manifest['kit_version']} ({manifest['kit_digest']}): "
+          f"{count(vectors, 'vector')} in {count(len(kit.FILES), 'file')}, tables {manifest['tables_digest']}, written to {target}")
     return Exit.OK
 
 
@@ -95,7 +96,7 @@ def cmd_export_godot(args) -> int:
     except godot.Refused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return Exit.CHECK_FAILED
-    print(f"{len(files)} files written to {target} under the verdict {verdict.text()}")
+    print(f"{count(len(files), 'file')} written to {target} under the verdict {verdict.text()}")
     return Exit.OK
 
 

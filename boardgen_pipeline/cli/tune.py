@@ -11,7 +11,7 @@ from pathlib import Path
 from boardgen_pipeline.cli.common import UserError, parse_rows, row_pool, tables_dir
 from boardgen_pipeline.cli_args import TABLES_HELP, WAREHOUSE_HELP
 from boardgen_pipeline.exits import Exit
-from boardgen_pipeline.words import count
+from boardgen_pipeline.words import count, noun
 
 FORMATS = ("terminal", "markdown", "json")
 
@@ -34,7 +34,7 @@ def _keys(args, catalog) -> list[tuple[int, int]]:
     untargeted = [k for k in keys if k not in catalog.targets.rows]
     if untargeted:
         names = ", ".join(f"({k[0]},{k[1]})" for k in untargeted)
-        raise UserError(f"--rows: {names} {'has' if len(untargeted) == 1 else 'have'} no target in "
+        raise UserError(f"--rows: {names} {noun(len(untargeted), 'has', 'have')} no target in "
                         f"{catalog.targets.path}")
     return keys
 

@@ -36,7 +36,7 @@ import pyarrow as pa
 from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.check_names import CHECK_BOARDS_DETERMINISTIC
 from boardgen_pipeline.warehouse import datasets, publish
-from boardgen_pipeline.words import count
+from boardgen_pipeline.words import count, noun
 
 IDENTICAL, NEW, REENCODED, DRIFT = "identical", "new", "re-encoded", "drift"
 DATASET = datasets.DRIFT
@@ -170,7 +170,7 @@ def drawing(pk: str, found: dict) -> str:
     body += [f"{a}{gap}{b}" for a, b in zip(stored, new)]
     fields = ", ".join(found["fields"])
     return "\n".join([f"**row {pk}**: {count(found['boards_differing'], 'board')} "
-                      f"{'differs' if found['boards_differing'] == 1 else 'differ'}; the first, scope "
+                      f"{noun(found['boards_differing'], 'differs', 'differ')}; the first, scope "
                       f"`{found['scope']}`, differs in {fields}", "", "```", *body, "```"])
 
 

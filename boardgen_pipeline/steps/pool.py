@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from boardgen_pipeline.errors import ClusterError, ClusterLost
 from boardgen_pipeline.processes import default_workers
 from boardgen_pipeline.settings import check_address
+from boardgen_pipeline.words import noun
 
 RETRIES = 2  # runs again of a row whose worker died; the row fails when it kills its worker once more
 CONNECT_TIMEOUT_SECONDS = 10
@@ -300,7 +301,7 @@ class RowPool:
             gone = (self._workers_seen or workers) - workers
             if gone:
                 named = ", ".join(sorted(gone))
-                self.notes.append(f"Dask {'worker' if len(gone) == 1 else 'workers'} {named} left the cluster; Dask runs their rows "
+                self.notes.append(f"Dask {noun(len(gone), 'worker')} {named} left the cluster; Dask runs their rows "
                                   f"again on the others ({RETRIES} retries a row)")
             self._workers_seen = workers
 

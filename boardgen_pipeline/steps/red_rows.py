@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from boardgen_pipeline.steps import determinism, row_checks
 from boardgen_pipeline.steps.chain import BOARDS, RowResult
-from boardgen_pipeline.words import count
+from boardgen_pipeline.words import count, noun
 
 
 def why_red(result: RowResult) -> dict[str, str]:
@@ -57,7 +57,7 @@ def failure_text(red: dict[str, dict[str, str]], rows: int, raised: list[str], e
         named = "; ".join(f"{pk} ({', '.join(why)}" + (f"; edited: {edited[pk]}" if pk in edited else "") + ")"
                           for pk, why in red.items())
         parts.append(f"F4 fails on {len(red)} of {count(rows, 'row')}: {named}. "
-                     + ("It reads" if len(red) == 1 else "Each reads")
+                     + noun(len(red), "It reads", "Each reads")
                      + " as failed in the Partitions tab of boards, its verdict and figures on its partition page")
     if raised:
         parts.append(f"{len(raised)} of {count(rows, 'row')} failed: " + "; ".join(raised[:5]))
