@@ -31,7 +31,12 @@ NIGHT_FOLDER = "godot"  # the nightly's export: <warehouse>/godot/
 
 
 class Refused(Exception):
-    """The tables' last calibration failed (or is missing): nothing written."""
+    """The tables' last calibration failed (or is missing): nothing written.
+    ``verdict``: the verdict that refused."""
+
+    def __init__(self, message: str, verdict: Verdict):
+        super().__init__(message)
+        self.verdict = verdict
 
 
 class TargetError(Exception):
@@ -107,7 +112,7 @@ def export(catalog: Catalog, target: Path | str, root, samples: int, master_seed
     v = verdict(root, catalog, samples, master_seed)
     if not v.green and not allow_failing:
         raise Refused(f"the tables' last calibration is not green, so nothing was exported: {v.text()}; "
-                      f"calibrate them (boardgen calibrate), or pass --allow-failing to export them stamped failing")
+                      f"calibrate them (boardgen calibrate), or pass --allow-failing to export them stamped failing", v)
     files = texts(catalog, v.text())
     target.mkdir(parents=True, exist_ok=True)
     return v, [atomic_write(target / name, text) for name, text in files.items()]
@@ -119,5 +124,5 @@ def export_on_green(root, catalog: Catalog, samples: int, master_seed: int = 0) 
     last green export, whose stamp names the tables it was made from)."""
     try:
         return export(catalog, Path(root) / NIGHT_FOLDER, root, samples, master_seed)
-    except Refused:
-        return verdict(root, catalog, samples, master_seed), []
+    except Refused as refused:
+        return refused.verdict, []
