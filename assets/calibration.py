@@ -245,20 +245,14 @@ def rejudged_observations(root, catalog, samples: int, master_seed: int, made: l
 
 
 def failure(made: list, raised: list[str], edited: dict, reports: dict) -> dg.Failure | None:
-    """The step's failure once everything is recorded (``red_rows.failure_text``),
-    None when no row is red and none raised. ``metadata["verdict_only"]``:
-    nothing raised, the run failed on its rows' verdicts (``boardgen nightly``
-    counts it as failed checks, exit 3, not as a failed run)."""
-    red = {r.partition_key: red_rows.why_red(r) for r in made if red_rows.why_red(r)}
-    if not red and not raised:
+    """The step's failure once everything is recorded (``red_rows.run_failure``), with the edit's reports."""
+    found = red_rows.run_failure(made, raised, edited)
+    if found is None:
         return None
-    metadata = {"verdict_only": not raised, "failing_rows": red}
-    if edited:
-        metadata["edited"] = edited
+    description, metadata = found
     metadata.update({f"edited {pk} against its previous version": dg.MetadataValue.md(md)
                      for pk, md in reports.items()})
-    return dg.Failure(description=red_rows.failure_text(red, len(made) + len(raised), raised, edited),
-                      metadata=metadata, allow_retries=False)
+    return dg.Failure(description=description, metadata=metadata, allow_retries=False)
 
 
 @dg.multi_asset(

@@ -48,6 +48,24 @@ def published(result: RowResult) -> str:
     return "yes: the boards are in the warehouse, failing"
 
 
+def red(made: list[RowResult]) -> dict[str, dict[str, str]]:
+    """The red rows of ``made``, ``{partition: why_red}``."""
+    return {r.partition_key: why for r in made if (why := why_red(r))}
+
+
+def run_failure(made: list[RowResult], raised: list[str], edited: dict[str, str]) -> tuple[str, dict] | None:
+    """What fails a step once everything is recorded: its words
+    (:func:`failure_text`) and metadata (``verdict_only``: nothing raised, the
+    run failed on its rows' verdicts, which ``boardgen nightly`` counts as
+    failed checks, exit 3, not as a failed run; ``failing_rows``; ``edited``),
+    None when no row is red and none raised."""
+    found = red(made)
+    if not found and not raised:
+        return None
+    metadata = {"verdict_only": not raised, "failing_rows": found, **({"edited": edited} if edited else {})}
+    return failure_text(found, len(made) + len(raised), raised, edited), metadata
+
+
 def failure_text(red: dict[str, dict[str, str]], rows: int, raised: list[str], edited: dict[str, str]) -> str:
     """What a run's failure says: the ``red`` rows (``{partition: why_red}``)
     of its ``rows``, with what an edit changed in each, and the rows that
