@@ -59,7 +59,7 @@ def _edit_hint(args, table, key) -> str:
     root = warehouse_dir(args)
     if not root.is_dir():
         return ""
-    return history.edit_hint(history.of_row(root, key), table.rows[key])
+    return history.edit_hints(root, table, [key]).get(key, "")
 
 
 def _advise_apply(args) -> int:

@@ -82,7 +82,7 @@ def edited_rows(root, catalog, keys) -> dict[str, str]:
     out = {}
     for key in keys:
         row = catalog.board_gen.rows.get(key)
-        text = changed_fields(history.before_edit(history.of_row(root, key), row), row) if row is not None else ""
+        text = changed_fields(history.before_edit(history.trajectory(root, key), row), row) if row is not None else ""
         if text:
             out[f"{key[0]}-{key[1]}"] = text
     return out

@@ -258,6 +258,17 @@ def edit_hint(path: Trajectory, row) -> str:
     return f"edited since its calibration of {when} ({then}): {fields}"
 
 
+def edit_hints(root, table, keys) -> dict[tuple[int, int], str]:
+    """``{key: edit_hint}`` of the rows of ``keys`` (those ``table`` holds)
+    edited since their last calibration: one history folder read a row, its
+    versions only."""
+    out = {}
+    for key in keys:
+        if key in table.rows and (hint := edit_hint(trajectory(root, key), table.rows[key])):
+            out[key] = hint
+    return out
+
+
 def _text(value) -> str:
     if isinstance(value, float) and not math.isnan(value):
         return f"{value:g}"

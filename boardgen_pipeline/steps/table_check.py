@@ -177,14 +177,8 @@ def edit_hints(root, table, pks) -> dict[str, str]:
     from boardgen_pipeline.calibration.fingerprints import row_key
     from boardgen_pipeline.steps import history
 
-    out = {}
-    for pk in pks:
-        key = row_key(pk)
-        if key in table.rows:
-            hint = history.edit_hint(history.of_row(root, key), table.rows[key])
-            if hint:
-                out[pk] = hint
-    return out
+    named = {row_key(pk): pk for pk in pks}
+    return {named[key]: hint for key, hint in history.edit_hints(root, table, named).items()}
 
 
 def _named(order: list[str], failing: dict[str, list[str]], hints: dict[str, str] | None = None) -> str:
