@@ -235,11 +235,11 @@ def _table_assets(made: list, stages, selected: set, found):
             **base, "reported": len(reports), "green": sum(1 for f in reports if f.get("green"))})
 
 
-def rejudged_observations(root, catalog, samples: int, master_seed: int, made: list):
+def rejudged_observations(catalog, current: dict, made: list):
     """The verdicts that read other rows, judged again on the table now, on
     the page of each row of an edited row's level the run did not make
     (``red_rows.rejudged``)."""
-    pages = red_rows.rejudged(root, catalog, samples, master_seed, [r.key for r in made])
+    pages = red_rows.rejudged(catalog, current, [r.key for r in made])
     for pk, page in pages.items():
         yield dg.AssetObservation(BOARDS, partition=pk, metadata={k: dg.MetadataValue.text(v) for k, v in page.items()})
 
@@ -309,7 +309,7 @@ def calibrate(context: dg.AssetExecutionContext, settings: BoardgenSettings, wor
             if o.name in checks:
                 yield check_result(o, asset, now=now and asset == BOARDS)
         if CHECK_E in checks and BOARDS in stages:
-            yield from rejudged_observations(root, catalog, found.samples, found.master_seed, made)
+            yield from rejudged_observations(catalog, verdicts.current, made)
         if determinism.CHECK in checks:
             yield check_result(determinism.outcome(root, table, found.samples, found.master_seed), BOARDS,
                                overview=True, now=now)

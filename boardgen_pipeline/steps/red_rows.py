@@ -82,34 +82,33 @@ def failure_text(red: dict[str, dict[str, str]], rows: int, raised: list[str], e
     return ". ".join(parts)
 
 
-def rejudged(root, catalog, samples: int, master_seed: int, made: list[tuple[int, int]]) -> dict[str, dict]:
+def rejudged(catalog, current: dict[str, dict], made: list[tuple[int, int]]) -> dict[str, dict]:
     """``{partition: {label: text}}``: for each row of an edited row's level
     that the run did not make (``made``: the rows it did), its verdicts that
     read other rows (E) judged again on the table now, and its F4 line with
     them (``row_checks.cross_row_records``: its stored E was judged with its
     neighbours as they were). Every such row, whether its E changed or not,
-    so a revert puts its page back too. Rows without a current verdict are
-    left to their own run."""
-    from boardgen_pipeline.calibration.fingerprints import fingerprints_now, partition_key
-    from boardgen_pipeline.warehouse import publish
+    so a revert puts its page back too. ``current``: every row's current
+    verdicts, E judged on the table now (``table_check.TableVerdicts.current``,
+    what the run's checks read). Rows without a current verdict are left to
+    their own run."""
+    from boardgen_pipeline.calibration.fingerprints import partition_key
 
     table = catalog.board_gen
     if not table.header.monotone_in_depth or not made:
         return {}
     done = set(made)
     keys = [k for k in table.keys() if k[0] in {key[0] for key in done} and k not in done]
-    now = fingerprints_now(table, samples, master_seed)
-    stored = publish.read_row_records(root, row_checks.DATASET, keys)
-    cross = row_checks.cross_row_records(table, now)
     changed = ", ".join(f"({level},{depth})" for level, depth in sorted(done))
     out = {}
     for key in keys:
         pk = partition_key(key)
-        found = [row_checks.outcome_of(r) for r in stored.get(key, [])
-                 if r["asset"] == BOARDS and r["fingerprint"] == now[pk] and r["check"] not in row_checks.CROSS_ROW]
+        checks = current.get(pk, {})
+        found = [row_checks.outcome_of(r) for name, r in checks.items()
+                 if name not in row_checks.CROSS_ROW and r["asset"] == BOARDS]
         if not found:
             continue
-        again = [row_checks.outcome_of(r) for r in cross[pk].values()]
+        again = [row_checks.outcome_of(r) for name, r in checks.items() if name in row_checks.CROSS_ROW]
         page = {"F4": row_checks.verdict_line([*found, *again])}
         page.update({f"{o.assertion} ({o.name})": "pass" if o.passed else f"warning: {o.description}" for o in again})
         page["re-judged"] = (f"row {changed} changed: E compares the rows of level {key[0]}, so row "

@@ -252,6 +252,7 @@ class TableVerdicts:
 
     outcomes: dict[str, list[CheckOutcome]]
     rows: int
+    current: dict[str, dict]  # partition -> {check: its current record}, E judged on the table now
 
     def all(self) -> list[tuple[str, CheckOutcome]]:
         return [(asset, o) for asset, found in self.outcomes.items() for o in found]
@@ -335,7 +336,7 @@ def table_verdicts(root, catalog, samples: int, master_seed: int = 0) -> TableVe
                                             and rows[pk]["a_prime_no_illegal_board"]["passed"])
                              for n in overlay_checks.CHECKS],
     }
-    return TableVerdicts(outcomes, len(rows))
+    return TableVerdicts(outcomes, len(rows), rows)
 
 
 DESCRIPTIONS = _descriptions()  # each table-wide check's spec description, by check name
