@@ -267,23 +267,11 @@ def parse_margins(items) -> dict[str, float]:
     return out
 
 
-def unknown_figure(name: str) -> str:
-    """What a ``--margin`` naming no figure is told: the nearest name
-    (``difflib``), not the whole list."""
-    import difflib
-
-    from boardgen_pipeline.review.figures import KNOWN
-
-    near = difflib.get_close_matches(name, list(KNOWN), n=1, cutoff=0.6)
-    hint = f"did you mean {near[0]}?" if near else "docs/review.md lists the figures"
-    return f"unknown figure {name!r}: {hint}"
-
-
 def check_review(values: Mapping[str, object], prog: str) -> list[Violation]:
     """``diff`` and ``watch``'s arguments (module docstring)."""
     import math
 
-    from boardgen_pipeline.review.figures import KNOWN
+    from boardgen_pipeline.review.figures import KNOWN, unknown_figure
     from boardgen_pipeline.review.render import SUFFIXES
 
     c = _Checker(prog, values)

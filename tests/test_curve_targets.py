@@ -68,7 +68,7 @@ F = "curve_targets.toml"
 
 @pytest.mark.parametrize("text,expected", [
     ('[[targets]]\nlevel_index = 1\nfigure = "winrate"\nvalue = 0.9\ntolerance = 0.03\n',
-     f"{F}: target #1: field figure = 'winrate': [unknown_figure] must be one of win_rate, mean_survival, "
+     f"{F}: target #1: field figure = 'winrate': [unknown_figure] did you mean win_rate? must be one of win_rate, mean_survival, "
      "no_guess_share, mean_guesses, inferability_p10, inferability_p50, bbbv_p50, retry_rate"),
     ('[[targets]]\nlevel_index = 1\nfigure = "bbbv_p50"\nvalue = 30\ntolerance = 2\nknob = "inferability_target"\n',
      f"{F}: target #1: field knob = 'inferability_target': [knob_does_not_move_figure] bbbv_p50 does not move one "

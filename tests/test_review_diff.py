@@ -176,6 +176,7 @@ def test_margins_from_the_header_and_the_command_line(tmp_path):
     with pytest.raises(TableError) as err:
         diff.margins_of(sources.from_folder(head, "HEAD"), {})
     assert "review_margins.win_rat" in str(err.value) and "unknown_figure" in str(err.value)
+    assert "unknown figure 'win_rat': did you mean win_rate?" in str(err.value)  # the hint --margin gives
     # a margin that is not a number >= 0 fails the table's own load, as `boardgen validate` says it
     table.write_text(table.read_text(encoding="utf-8").replace("win_rat = 0.5", "win_rate = -0.5"), encoding="utf-8")
     with pytest.raises(TableError) as err:

@@ -211,7 +211,8 @@ def margins_of(head: Source, asked: dict[str, float]) -> dict[str, float]:
     if unknown:
         where = str(head.table.path) if head.table is not None else DEFAULT_TABLE
         raise TableError([Violation(where, "header", f"review_margins.{name}", header[name], "unknown_figure",
-                                    f"no such figure; figures: {', '.join(F.KNOWN)}") for name in unknown])
+                                    f"{F.unknown_figure(name)}; figures: {', '.join(F.KNOWN)}")
+                          for name in unknown])
     return {**F.DEFAULT_MARGINS, **header, **asked}
 
 

@@ -189,3 +189,13 @@ def shares(column: np.ndarray, names: tuple[str, ...]) -> dict[str, float]:
     """Each category's share of the boards (``column``: codes into ``names``)."""
     n = max(1, len(column))
     return {name: float(np.sum(column == i)) / n for i, name in enumerate(names)}
+
+
+def unknown_figure(name: str) -> str:
+    """What a figure name no figure has is told, wherever it is written
+    (``--margin``, the header's ``review_margins``): the nearest name, not the
+    whole list."""
+    from boardgen_pipeline.tables.shape import nearest
+
+    near = nearest(name, KNOWN)
+    return f"unknown figure {name!r}: " + (f"did you mean {near}?" if near else "docs/review.md lists the figures")

@@ -17,7 +17,6 @@ level 256 depths, so a deeper row would calibrate on another row's boards
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,7 +29,7 @@ from boardgen_pipeline import paths
 from boardgen_pipeline.canonical import digest
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.scopes import MAX_DEPTH, why_max_depth
-from boardgen_pipeline.tables.shape import array_of_tables, document_header, int_key_violation, is_int
+from boardgen_pipeline.tables.shape import array_of_tables, document_header, int_key_violation, is_int, nearest
 from boardgen_pipeline.tables.tomlio import load_toml
 
 BOARD_TYPES = ("dungeon", "underdark", "deep_underdark")
@@ -266,8 +265,8 @@ def _row(path: str, raw: dict, header: Header, violations: list[Violation], inde
     reserved = {k: v for k, v in raw.items() if k.startswith(RESERVED_PREFIXES)}
     plain = {k: v for k, v in raw.items() if k not in reserved}
     for name in sorted(set(plain) - known):
-        near = difflib.get_close_matches(name, sorted(known), n=1)
-        hint = f"did you mean {near[0]}?" if near else "a typo?"
+        near = nearest(name, sorted(known))
+        hint = f"did you mean {near}?" if near else "a typo?"
         violations.append(Violation(path, label, name, plain[name], "unknown_field",
                                     f"unknown field ({hint}); reserved prefixes are elite_ and boss_"))
         del plain[name]

@@ -29,14 +29,13 @@ is aimed at by one target at most: two would pull one knob two ways.
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.tables.board_gen import BoardGenTable
-from boardgen_pipeline.tables.shape import array_of_tables, document_header, is_int, kind
+from boardgen_pipeline.tables.shape import array_of_tables, document_header, is_int, kind, nearest
 from boardgen_pipeline.tables.tomlio import load_toml
 
 TARGETS_TABLE = "curve_targets.toml"
@@ -234,15 +233,17 @@ def _target(path: str, index: int, raw: dict, table: BoardGenTable, violations: 
     c = _Checker(path, index, violations)
     before = len(violations)
     for name in sorted(set(raw) - set(FIELDS)):
-        near = difflib.get_close_matches(name, FIELDS, n=1)
-        c.bad(name, raw[name], "unknown_field", f"unknown field ({'did you mean ' + near[0] + '?' if near else 'a typo?'}"
+        near = nearest(name, FIELDS)
+        c.bad(name, raw[name], "unknown_field", f"unknown field ({'did you mean ' + near + '?' if near else 'a typo?'}"
                                                 f"); known: {', '.join(FIELDS)}")
     keys = _rows_of(c, raw, table)
     figure = raw.get("figure")
     if figure is None:
         c.bad("figure", None, "missing_field", f"required: one of {', '.join(FIGURES)}")
     elif figure not in FIGURES:
-        c.bad("figure", figure, "unknown_figure", f"must be one of {', '.join(FIGURES)}")
+        near = nearest(figure, FIGURES)
+        c.bad("figure", figure, "unknown_figure", (f"did you mean {near}? " if near else "") +
+              f"must be one of {', '.join(FIGURES)}")
     knob = raw.get("knob", DEFAULT_KNOB)
     if knob not in MOVES:
         c.bad("knob", knob, "unknown_knob", f"must be one of {', '.join(KNOBS)} (default {DEFAULT_KNOB})")

@@ -12,10 +12,19 @@ check. The messages name the TOML kind found and, for the two usual slips
 from __future__ import annotations
 
 import datetime
+import difflib
 
 from boardgen_pipeline.errors import Violation
 
 SHAPE = "shape"
+
+
+def nearest(name, known) -> str | None:
+    """The entry of ``known`` a misspelt ``name`` most likely meant (difflib's
+    closest, at its default cutoff), None when none is close: every "did you
+    mean" of the tables and the command line."""
+    near = difflib.get_close_matches(str(name), list(known), n=1)
+    return near[0] if near else None
 
 
 def is_int(value) -> bool:

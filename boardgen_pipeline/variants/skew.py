@@ -22,7 +22,6 @@ state).
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass, replace
@@ -30,6 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from boardgen_pipeline.errors import TableError, Violation
+from boardgen_pipeline.tables.shape import nearest
 from boardgen_pipeline.tables.tomlio import load_toml
 
 FAMILIES = ("offense", "survival", "whitelist")
@@ -98,8 +98,8 @@ def parse_resource_weights(data: dict, source: str = "<memory>") -> ResourceWeig
         row_vs: list[Violation] = []
         for k in row:
             if k not in ROW_FIELDS:
-                hint = difflib.get_close_matches(k, ROW_FIELDS, n=1)
-                extra = f"; did you mean {hint[0]!r}?" if hint else ""
+                hint = nearest(k, ROW_FIELDS)
+                extra = f"; did you mean {hint!r}?" if hint else ""
                 row_vs.append(Violation(source, key, k, None, "unknown_field", f"unknown field {k!r}{extra}"))
         for k in ROW_FIELDS:
             if k not in row:

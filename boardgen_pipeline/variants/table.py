@@ -21,7 +21,6 @@ nodes). An empty pool is a legal state, not an error.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,7 +28,7 @@ from pathlib import Path
 
 from boardgen_pipeline.errors import TableError, Violation
 from boardgen_pipeline.tables.board_gen import BOARD_TYPES
-from boardgen_pipeline.tables.shape import kind, table_violation
+from boardgen_pipeline.tables.shape import kind, nearest, table_violation
 from boardgen_pipeline.tables.tomlio import load_toml
 
 SCOPES = ("region", "global")
@@ -143,8 +142,8 @@ def _unknown(file: str, row: str, keys, allowed) -> list[Violation]:
     out = []
     for key in keys:
         if key not in allowed:
-            hint = difflib.get_close_matches(key, allowed, n=1)
-            extra = f"; did you mean {hint[0]!r}?" if hint else ""
+            hint = nearest(key, allowed)
+            extra = f"; did you mean {hint!r}?" if hint else ""
             out.append(
                 Violation(file, row, key, None, "unknown_field", f"unknown field {key!r}{extra} (allowed: {', '.join(allowed)})")
             )
