@@ -28,8 +28,7 @@ import math
 from fractions import Fraction
 
 from boardgen_pipeline.board.fog import region_sizes
-from boardgen_pipeline.board.kernel_args import GATE_ORDER
-from boardgen_pipeline.conformance.trace import AttemptTrace, BoardTrace, trace_board
+from boardgen_pipeline.conformance.trace import AttemptTrace, BoardTrace, failed_gates, meets, trace_board
 from boardgen_pipeline.tables.board_gen import BoardGenRow, mines_target
 
 # the least-bad key's parts before the attempt number, in SPEC 2.5's order
@@ -67,16 +66,9 @@ def plan_flags(row: BoardGenRow, spawn_side: int) -> list[str]:
     return out
 
 
-def failed_gates(a: AttemptTrace, row: BoardGenRow) -> list[str]:
-    """Every gate the attempt fails, in the gates' order."""
-    failed = {"free_open": a.r0 == a.safe, "r0_cap": a.r0 > row.r0_max_cap, "min_safe": a.safe < row.min_safe_count,
-              "unreachable": a.unreachable > 0}
-    return [g for g in GATE_ORDER if failed[g]]
-
-
 def badness(a: AttemptTrace, row: BoardGenRow) -> tuple[int, int, int, int]:
-    """The least-bad key's first four parts (SPEC 2.5)."""
-    return (a.unreachable, max(0, row.min_safe_count - a.safe), max(0, a.r0 - row.r0_max_cap), int(a.r0 == a.safe))
+    """The least-bad key's first four parts (SPEC 2.5; ``generator.Attempt.badness``)."""
+    return a.attempt(row).badness()[:4]
 
 
 def least_bad_choice(t: BoardTrace, order: tuple[int, ...]) -> int:
@@ -136,13 +128,11 @@ def flags(t: BoardTrace) -> list[str]:
     out = plan_flags(t.row, t.spawn_side)
     target = t.plan.target
     for a in t.attempts:
-        failed = failed_gates(a, t.row)
+        failed = failed_gates(a.safe, a.r0, a.unreachable, t.row)
         if len(failed) > 1:
             out.append("gates_" + "+".join(failed))
         if a.gate is None:
-            plain = a.revealed * target.denominator >= target.numerator * max(1, a.safe)
-            core = a.revealed_core * target.denominator >= target.numerator * max(1, a.safe - len(a.fog_cells))
-            if plain and not core:
+            if meets(a.revealed, a.safe, target) and not meets(a.revealed_core, a.safe - len(a.fog_cells), target):
                 out.append("verdict_by_core")
     out += _fog_flags(t) + _exit_flags(t)
     return sorted(set(out))

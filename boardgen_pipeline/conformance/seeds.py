@@ -42,10 +42,7 @@ MASTER_SEED = 0
 
 def badness(t: BoardTrace) -> list[int]:
     """The least-bad key of a board's chosen attempt (SPEC 2.5)."""
-    a = t.attempts[t.chosen - 1]
-    row = t.row
-    return [a.unreachable, max(0, row.min_safe_count - a.safe), max(0, a.r0 - row.r0_max_cap),
-            int(a.r0 == a.safe), a.k]
+    return list(t.attempts[t.chosen - 1].attempt(t.row).badness())
 
 
 def _ac11(table: BoardGenTable, scope: int) -> tuple[bool, dict]:

@@ -73,8 +73,16 @@ def plan_of(row: BoardGenRow, spawn_side: int) -> Plan:
                 spawn_side // 2 + row.shave_ring_radius, W * H - spawn_side**2, aim)
 
 
-def _meets(revealed: int, safe: int, target: Fraction) -> bool:
+def meets(revealed: int, safe: int, target: Fraction) -> bool:
+    """The pass test ``revealed / max(1, safe) >= target``, in integers."""
     return revealed * target.denominator >= target.numerator * max(1, safe)
+
+
+def failed_gates(safe: int, r0: int, unreachable: int, row: BoardGenRow) -> list[str]:
+    """Every legality gate an attempt fails, in the gates' order (its gate: the first)."""
+    failed = {"free_open": r0 == safe, "r0_cap": r0 > row.r0_max_cap, "min_safe": safe < row.min_safe_count,
+              "unreachable": unreachable > 0}
+    return [name for name in GATE_ORDER if failed[name]]
 
 
 @dataclass
@@ -145,16 +153,14 @@ def trace_attempt(stream: TracingStream, row: BoardGenRow, spawn_side: int, plan
         placed_fog = fog_ref.place_fog(stream, mines, numbers, r0, W, H, row.fog_region_count, row.fog_target_ratio)
         fog_cells, regions = placed_fog.cells, placed_fog.regions_placed
     fog_draws = stream.bounded[mark:]
-    failed = {"free_open": len(r0) == safe, "r0_cap": len(r0) > row.r0_max_cap, "min_safe": safe < row.min_safe_count,
-              "unreachable": unreachable > 0}
-    gate = next((name for name in GATE_ORDER if failed[name]), None)
+    gate = next(iter(failed_gates(safe, len(r0), unreachable, row)), None)
     revealed = core = known = None
     verdict = gate
     if gate is None:  # legality before quality: an illegal attempt is never measured
         c = solver.closures(mines, W, H, spawn_side, fog=fog_cells)
         revealed, known = len(c.r_infinity), len(c.known_mines)
         core = len(c.r_infinity - set(fog_cells))
-        ok = _meets(revealed, safe, plan.target) and _meets(core, safe - len(fog_cells), plan.target)
+        ok = meets(revealed, safe, plan.target) and meets(core, safe - len(fog_cells), plan.target)
         verdict = "passed" if ok else "below_target"
     return AttemptTrace(k, state, draws_before, placement_draws, placed, removed, mines, safe, len(r0), unreachable,
                         fog_draws, fog_cells, regions, gate, revealed, core, known, verdict, stream.draws, placed_fog)
