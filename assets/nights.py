@@ -7,7 +7,6 @@ The schedule and its sensors (``automation``) and ``boardgen nightly``
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 
 import dagster as dg
@@ -135,18 +134,15 @@ def fail_dead_here(instance) -> int:
     their executor is certainly dead (``night.executor_alive``); runs of
     other hosts or launched by the daemon are left to run monitoring."""
     failed = 0
-    host = socket.gethostname()
     # NOT_STARTED too: a run created for a lane killed before it began would never start
     for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.NOT_STARTED,
                                                                    dg.DagsterRunStatus.STARTING,
                                                                    dg.DagsterRunStatus.STARTED])):
         run = record.dagster_run
-        executor = night.executor_of(run.tags)
-        if executor is None or executor[0] != host:
-            continue
+        pid = night.pid_here(run.tags)
         started = record.start_time or record.create_timestamp.timestamp()
-        if not night.executor_alive(run.tags, started):
-            instance.report_run_failed(run, message=f"its process (pid {executor[1]}) on this host is gone; marked "
+        if pid is not None and not night.executor_alive(run.tags, started):
+            instance.report_run_failed(run, message=f"its process (pid {pid}) on this host is gone; marked "
                                                     "failed by the next boardgen nightly")
             failed += 1
     return failed
@@ -157,8 +153,7 @@ def fail_runs_of(instance, pid: int, who: str) -> set[str]:
     (STARTING or STARTED with its pid and host; the caller holds its handle,
     so they are certainly its own); the keys of every run it had begun."""
     begun = set()
-    executor = f"{socket.gethostname()}:{pid}"
-    for record in instance.get_run_records(dg.RunsFilter(tags={night.EXECUTOR_TAG: executor})):
+    for record in instance.get_run_records(dg.RunsFilter(tags={night.EXECUTOR_TAG: night.launcher(pid)})):
         run = record.dagster_run
         begun.add(run.tags.get(night.KEY_TAG, ""))
         if run.status in (dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED):

@@ -179,19 +179,24 @@ def executor_of(tags: dict[str, str]) -> tuple[str, int] | None:
     return (host, int(pid)) if host and pid.isdigit() else None
 
 
-def launcher() -> str:
-    """``host:pid`` of this process, the one asking for a run."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+def launcher(pid: int | None = None) -> str:
+    """``host:pid`` of a process of this host (default: this process, the one asking for a run)."""
+    return f"{socket.gethostname()}:{os.getpid() if pid is None else pid}"
+
+
+def pid_here(tags: dict[str, str]) -> int | None:
+    """The pid of the process of this host that executes a run (its executor
+    tag); None for another host's, or a run the daemon launched."""
+    executor = executor_of(tags)
+    return executor[1] if executor is not None and executor[0] == socket.gethostname() else None
 
 
 def executor_alive(tags: dict[str, str], started: float) -> bool:
     """Whether the process that executes a run (its executor tag) may be
     alive: True for another host, a run without the tags (launched by the
     daemon: Dagster's run monitoring judges it), or a live process here."""
-    executor = executor_of(tags)
-    if executor is None or executor[0] != socket.gethostname():
-        return True
-    return process_alive(executor[1], started)
+    pid = pid_here(tags)
+    return pid is None or process_alive(pid, started)
 
 
 def unfinished_rows(order: list[str], ranges: list[tuple[str, str]], made: set[str]) -> list[str]:
