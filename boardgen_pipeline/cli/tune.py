@@ -11,6 +11,7 @@ from pathlib import Path
 from boardgen_pipeline.cli.common import UserError, parse_rows, row_pool, tables_dir
 from boardgen_pipeline.cli_args import TABLES_HELP, WAREHOUSE_HELP
 from boardgen_pipeline.exits import Exit
+from boardgen_pipeline.tables.board_gen import key_text
 from boardgen_pipeline.words import count, noun
 
 FORMATS = ("terminal", "markdown", "json")
@@ -33,7 +34,7 @@ def _keys(args, catalog) -> list[tuple[int, int]]:
     keys = parse_rows(args.rows, catalog.board_gen) if args.rows else catalog.targets.keys()
     untargeted = [k for k in keys if k not in catalog.targets.rows]
     if untargeted:
-        names = ", ".join(f"({k[0]},{k[1]})" for k in untargeted)
+        names = ", ".join(key_text(k) for k in untargeted)
         raise UserError(f"--rows: {names} {noun(len(untargeted), 'has', 'have')} no target in "
                         f"{catalog.targets.path}")
     return keys

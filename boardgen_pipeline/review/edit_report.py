@@ -30,11 +30,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from boardgen_pipeline.calibration.fingerprints import partition_key
 from boardgen_pipeline.review import diff, render, sources
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.steps import history
 from boardgen_pipeline.steps.summary import rejected_report
 from boardgen_pipeline.steps.table_check import F4_FLAGS
+from boardgen_pipeline.tables.board_gen import key_text
 
 PAIRED_ROWS = 4
 MOVED = "⚑ moved"
@@ -84,7 +86,7 @@ def edited_rows(root, catalog, keys) -> dict[str, str]:
         row = catalog.board_gen.rows.get(key)
         text = changed_fields(history.before_edit(history.trajectory(root, key), row), row) if row is not None else ""
         if text:
-            out[f"{key[0]}-{key[1]}"] = text
+            out[partition_key(key)] = text
     return out
 
 
@@ -98,12 +100,12 @@ def markdown_against_previous(root, catalog, keys, samples: int, master_seed: in
     table = catalog.board_gen
     out, paired = {}, 0
     for key in sorted(keys):
-        name = f"{key[0]}-{key[1]}"
+        name = partition_key(key)
         path = history.of_row(root, key)
         row = table.rows.get(key)
         current, previous = previous_version(path, row)
         if previous is None:
-            out[name] = (f"**Row ({key[0]},{key[1]})**: no previous version in `calibration_history` to compare with: "
+            out[name] = (f"**Row {key_text(key)}**: no previous version in `calibration_history` to compare with: "
                          + ("this is its first calibration" if not path.versions else
                             "its only version is the row as it is now"))
             continue
@@ -116,7 +118,7 @@ def markdown_against_previous(root, catalog, keys, samples: int, master_seed: in
                    else "the previous version's boards cannot be rebuilt from what the history keeps")
             now = current or _rejected_figures(root, key, row)
             out[name] = (_unpaired(key, previous, now, row, why) if now is not None else
-                         f"**Row ({key[0]},{key[1]}) edited: {changed_fields(previous, row) or 'nothing'}**; "
+                         f"**Row {key_text(key)} edited: {changed_fields(previous, row) or 'nothing'}**; "
                          "its new batch left no figures to compare")
     return out
 
@@ -130,7 +132,7 @@ def _rejected_figures(root: Path, key, row) -> dict | None:
 
 def _head(key, previous: dict, row) -> list[str]:
     """What every edit report leads with: the fields the edit changed."""
-    return [f"**Row ({key[0]},{key[1]}) edited: {changed_fields(previous, row) or 'no field the history keeps'}**"]
+    return [f"**Row {key_text(key)} edited: {changed_fields(previous, row) or 'no field the history keeps'}**"]
 
 
 def _paired(root: Path, catalog, key, row, previous: dict, samples: int, master_seed: int) -> str:

@@ -27,6 +27,7 @@ from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, 
 from boardgen_pipeline.review.overlay_diff import OverlayDiff
 from boardgen_pipeline.review.paired import BEYOND, FLAG_RULE, MAY_BE_WITHIN, FigureDiff
 from boardgen_pipeline.review.strata_diff import LevelStrata
+from boardgen_pipeline.tables import board_gen
 from boardgen_pipeline.words import count
 
 COMMENT_LIMIT = 65_536  # GitHub's largest issue or pull-request comment
@@ -83,8 +84,7 @@ def interval(ci) -> str:
     return "-" if ci is None else f"[{number(ci[0])}, {number(ci[1])}]"
 
 
-def key_text(key) -> str:
-    return f"({key[0]},{key[1]})"
+key_text = board_gen.key_text  # the diff's tables name rows as every message does
 
 
 def headline(diff: CalibrationDiff) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from boardgen_pipeline.steps import determinism, row_checks
 from boardgen_pipeline.steps.chain import BOARDS, RowResult
+from boardgen_pipeline.tables.board_gen import key_text
 from boardgen_pipeline.words import count, noun
 
 
@@ -99,7 +100,7 @@ def rejudged(catalog, current: dict[str, dict], made: list[tuple[int, int]]) -> 
         return {}
     done = set(made)
     keys = [k for k in table.keys() if k[0] in {key[0] for key in done} and k not in done]
-    changed = ", ".join(f"({level},{depth})" for level, depth in sorted(done))
+    changed = ", ".join(key_text(k) for k in sorted(done))
     out = {}
     for key in keys:
         pk = partition_key(key)
@@ -112,6 +113,6 @@ def rejudged(catalog, current: dict[str, dict], made: list[tuple[int, int]]) -> 
         page = {"F4": row_checks.verdict_line([*found, *again])}
         page.update({f"{o.assertion} ({o.name})": "pass" if o.passed else f"warning: {o.description}" for o in again})
         page["re-judged"] = (f"row {changed} changed: E compares the rows of level {key[0]}, so row "
-                             f"({key[0]},{key[1]}) is judged again on the table now (its boards did not change)")
+                             f"{key_text(key)} is judged again on the table now (its boards did not change)")
         out[pk] = page
     return out

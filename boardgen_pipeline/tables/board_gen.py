@@ -77,6 +77,11 @@ DOMAINS = {
 }
 
 
+
+def key_text(key: tuple[int, int]) -> str:
+    """A row's key as every message names it: ``(L,D)`` (a partition is ``L-D``: ``fingerprints.partition_key``)."""
+    return f"({key[0]},{key[1]})"
+
 class BoardGenRow(BaseModel):
     """One validated row. Field names are the seed's own."""
 
@@ -106,7 +111,7 @@ class BoardGenRow(BaseModel):
 
     @property
     def key_text(self) -> str:
-        return f"({self.level_index},{self.node_depth})"
+        return key_text((self.level_index, self.node_depth))
 
     def fields(self) -> dict:
         """Every field as plain values, reserved ones flattened back in."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from boardgen_pipeline.calibration.fingerprints import partition_key
 from boardgen_pipeline.check_names import CHECK_CORRIDOR
 from boardgen_pipeline.outcomes import CheckOutcome
 from boardgen_pipeline.tables.curve_targets import CurveTargets, RowTarget
@@ -56,7 +57,7 @@ class Verdict:
 
     @property
     def key_text(self) -> str:
-        return f"{self.target.key[0]}-{self.target.key[1]}"
+        return partition_key(self.target.key)
 
     def text(self) -> str:
         t = self.target

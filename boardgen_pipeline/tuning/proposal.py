@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from boardgen_pipeline.calibration.batch import run_row
+from boardgen_pipeline.calibration.fingerprints import partition_key
 from boardgen_pipeline.scopes import DEFAULT_SAMPLES
 from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable, Header
 from boardgen_pipeline.tables.curve_targets import FIGURES, RowTarget
@@ -93,7 +94,7 @@ class Proposal:
 
     @property
     def key_text(self) -> str:
-        return f"{self.key[0]}-{self.key[1]}"
+        return partition_key(self.key)
 
     @property
     def changes(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 
+from boardgen_pipeline.calibration.fingerprints import partition_key
 from boardgen_pipeline.tuning import search
 from boardgen_pipeline.tuning.proposal import Proposal
 from boardgen_pipeline.tuning.run import Tuning
@@ -77,7 +78,7 @@ def summary_line(tuning: Tuning) -> str:
             f"unreachable; held out on the calibration batch ({tuning.samples} boards): {s['heldout_hold']} of "
             f"{s['heldout_proven']} hold{_held_how(s)}; {s['boards']:,} boards ({s['boards_per_row']:,.0f} a row)")
     if tuning.errors:
-        text += "; failed: " + "; ".join(f"{k[0]}-{k[1]}: {e}" for k, e in sorted(tuning.errors.items()))
+        text += "; failed: " + "; ".join(f"{partition_key(k)}: {e}" for k, e in sorted(tuning.errors.items()))
     return text
 
 

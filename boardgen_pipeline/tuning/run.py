@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from boardgen_pipeline.calibration.fingerprints import partition_key
 from boardgen_pipeline.catalog import Catalog
 from boardgen_pipeline.scopes import DEFAULT_SAMPLES
 from boardgen_pipeline.tables.edit import RowChange
@@ -62,7 +63,7 @@ class Tuning:
         return {"schema": "boardgen.tune/1", "targets": self.targets_path, "table": self.table_path,
                 "samples": self.samples, "master_seed": self.master_seed, "summary": self.summary(),
                 "rows": [p.as_dict() for p in self.proposals],
-                "errors": {f"{k[0]}-{k[1]}": e for k, e in sorted(self.errors.items())}}
+                "errors": {partition_key(k): e for k, e in sorted(self.errors.items())}}
 
 
 def tasks(catalog: Catalog, keys: list[tuple[int, int]] | None = None, samples: int = DEFAULT_SAMPLES,
