@@ -176,6 +176,7 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
     ``"nodemap draw"``."""
     c = _Checker(f"boardgen {command}", values)
     c.directory("tables", must_exist=True)
+    c.directory("warehouse", must_exist=False)  # every command that has the option (nightly checks its own)
     if command == "generate":
         c.int_range("level", 1, None, "level_index of a board_gen row")
         c.int_range("depth", 0, None, "node_depth; the floor rule picks the row")
@@ -186,14 +187,12 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
         c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
         c.seed("master_seed", "the master seed")
         c.row_keys("rows")
-        c.directory("warehouse", must_exist=False)
     elif command == "advise":
         c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
         c.int_range("probes", 1, DEPTH_SPACING - PROBE_OFFSET,
                     f"probe scopes sigma(L,D)+{PROBE_OFFSET}+i stay inside the row's {DEPTH_SPACING} scopes")
         c.seed("master_seed", "the master seed")
         c.row_keys("row")
-        c.directory("warehouse", must_exist=False)
         c.violations.extend(check_advise_apply(values, c.prog))
     elif command == "tune":
         c.int_range("samples", 1, PROBE_OFFSET, f"the calibration batch sigma(L,D)+i ends before the probe scopes "
@@ -203,13 +202,11 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
                     f"inside the row's {DEPTH_SPACING} scopes")
         c.seed("master_seed", "the master seed")
         c.row_keys("rows")
-        c.directory("warehouse", must_exist=False)
         names = ("workers", "dask")
         c.violations.extend(settings.resolve(_given(values, names), None, names, prog=c.prog)[1])
     elif command == "nodemap draw":
         c.seed("seed", "the adventure's master seed")
     elif command == "verify":
-        c.directory("warehouse", must_exist=False)
         c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
         c.seed("master_seed", "the master seed")
         c.row_keys("rows")
@@ -218,15 +215,10 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
             c.bad("--rows", values["rows"], "names the rows --regenerate generates: give --regenerate --rows ...")
     elif command in ("diff", "watch"):
         c.violations.extend(check_review(values, c.prog))
-        c.directory("warehouse", must_exist=False)
-    elif command in ("chart", "curve"):
-        c.directory("warehouse", must_exist=False)
     elif command == "history":
         c.row_key("row")
-        c.directory("warehouse", must_exist=False)
     elif command == "sql":
         c.int_range("max_rows", 1, None, "rows shown in table format")
-        c.directory("warehouse", must_exist=False)
     elif command == "bench":
         c.violations.extend(check_bench(values, c.prog))
     elif command == "prune":
@@ -238,7 +230,6 @@ def check_command(command: str, values: Mapping[str, object]) -> list[Violation]
     elif command == "export":
         c.int_range("samples", 1, DEPTH_SPACING, BATCH_WHY)
         c.seed("master_seed", "the master seed")
-        c.directory("warehouse", must_exist=False)
     elif command == "ui":
         c.int_range("port", 1, 65535, "a TCP port")
         c.directory("dagster_home", must_exist=False)
