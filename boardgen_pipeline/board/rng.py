@@ -48,12 +48,17 @@ def splitmix64(state: int) -> tuple[int, int]:
     return state, z ^ (z >> 31)
 
 
+def stream_name(label: str, scope: int | None, master_seed: int = 0) -> bytes:
+    """The bytes a stream's state hashes: ``boardgen-stream-v1 NUL master
+    NUL label NUL scope`` (``scope`` None: the prefix every scope shares)."""
+    return f"boardgen-stream-v1\x00{master_seed}\x00{label}\x00{'' if scope is None else scope}".encode()
+
+
 def initial_state(label: str, scope: int, master_seed: int = 0) -> int:
     """The 64-bit starting state of stream ``(master_seed, label, scope)``."""
     if scope < 0 or master_seed < 0:
         raise ValueError("scope and master seed are non-negative integers")
-    name = f"boardgen-stream-v1\x00{master_seed}\x00{label}\x00{scope}".encode()
-    return int.from_bytes(hashlib.sha256(name).digest()[:8], "little")
+    return int.from_bytes(hashlib.sha256(stream_name(label, scope, master_seed)).digest()[:8], "little")
 
 
 def initial_states(label: str, scopes, master_seed: int = 0) -> np.ndarray:
@@ -63,7 +68,7 @@ def initial_states(label: str, scopes, master_seed: int = 0) -> np.ndarray:
     scopes = [int(s) for s in scopes]
     if master_seed < 0 or (scopes and min(scopes) < 0):
         raise ValueError("scope and master seed are non-negative integers")
-    prefix = hashlib.sha256(f"boardgen-stream-v1\x00{master_seed}\x00{label}\x00".encode())
+    prefix = hashlib.sha256(stream_name(label, None, master_seed))
     firsts = bytearray()
     for scope in scopes:
         h = prefix.copy()

@@ -85,10 +85,6 @@ def group(name: str, kind: str, comment: str, vectors: list[dict], shared: dict 
 BELOW_BOUNDS = (1, 2, 3, 7, 10, 81, 4096, 1_000_000, 2**31 - 1, 2**62 + 1, 3 * 2**61, 5 * 2**60, 2**63 - 1)
 
 
-def _name_bytes(label: str, scope: int, master_seed: int) -> bytes:
-    return f"boardgen-stream-v1\x00{master_seed}\x00{label}\x00{scope}".encode()
-
-
 def stream_vectors() -> list[dict]:
     derive = []
     for label in STREAM_LABELS:
@@ -104,7 +100,7 @@ def stream_vectors() -> list[dict]:
                     f"stream/{label}/m{master}/s{scope}", "derive_at",
                     f"{label} stream at scope {scope} under master seed {master}: its name's SHA-256, the state, "
                     f"the first 8 outputs", {"label": label, "scope": str(scope), "master_seed": str(master)},
-                    {"name_hex": _name_bytes(label, scope, master).hex(), "state": str(state), "outputs": outputs},
+                    {"name_hex": rng.stream_name(label, scope, master).hex(), "state": str(state), "outputs": outputs},
                     flags))
     below = []
     for label, scope, master in (("board_gen", 0, 0), ("variant_place", 7, 42), ("node_map", 3, 9)):
