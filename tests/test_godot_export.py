@@ -168,6 +168,19 @@ def test_a_one_row_edit_changes_exactly_that_rows_lines(tmp_path):
     assert "mine_density = 0.23" in row_block[:row_block.index("")]
 
 
+def test_reserved_fields_are_carried_in_the_rows_dictionary_and_nowhere_else(tmp_path):
+    tables = shutil.copytree(REPO / "tables", tmp_path / "tables")
+    path = tables / "board_gen.toml"
+    text = path.read_text()
+    at = text.index("level_index = 2\nnode_depth = 3\n")
+    path.write_text(text[:at] + text[at:].replace("r0_max_cap = ", "boss_bonus_gold = 7\nr0_max_cap = ", 1))
+    lines = export.texts(load_catalog(tables), "v")["board_gen.tres"].splitlines()
+    block = lines[lines.index('[sub_resource type="Resource" id="BoardGenRow_2_3"]'):]
+    block = block[:block.index("")]
+    assert block[-3:] == ["reserved = {", '"boss_bonus_gold": 7', "}"]  # the row's dictionary, Godot's layout
+    assert sum("boss_bonus_gold" in line for line in lines) == 1  # no other row, no field of its own
+
+
 def test_the_gdscript_parses_lints_and_formats_clean():
     stamp = godot.stamp("0123456789abcdef", 1, "failing: 3 of 15 rows (1-0: A; 1-2: A, B; 2-4: not calibrated) "
                         "(256 boards a row, master seed 0)", "tables/board_gen.toml")

@@ -35,7 +35,7 @@ from types import SimpleNamespace
 from boardgen_pipeline.board import solver
 from boardgen_pipeline.board.generator import legality_reasons
 from boardgen_pipeline.board.geometry import numbers_of, parse_layout
-from boardgen_pipeline.tables.board_gen import BoardGenRow, BoardGenTable
+from boardgen_pipeline.tables.board_gen import RESERVED_PREFIXES, BoardGenRow, BoardGenTable
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class FixtureRow:
 
     def row(self, table: BoardGenTable) -> BoardGenRow:
         fields = {**table.rows[self.base].fields(), **self.changes}
-        reserved = {k: v for k, v in fields.items() if k.startswith(("elite_", "boss_"))}
+        reserved = {k: v for k, v in fields.items() if k.startswith(RESERVED_PREFIXES)}
         return BoardGenRow(**{k: v for k, v in fields.items() if k not in reserved}, reserved=reserved)
 
     def changed(self, table: BoardGenTable) -> str:

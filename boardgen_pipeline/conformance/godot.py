@@ -256,12 +256,11 @@ def stamp(tables_digest: str, kit_version: int, verdict: str, source: str) -> di
 
 
 def _row_values(row) -> dict:
-    fields = row.fields()
-    reserved = {k: fields.pop(k) for k in list(fields) if k.startswith(("elite_", "boss_"))}
+    fields = row.model_dump(exclude={"reserved"})
     values = {f.name: fields.get(f.name, f.default) for f in ROW.fields}
-    if values["min_mean_survival"] is None:
+    if values["min_mean_survival"] is None:  # unset: the resource's sentinel
         values["min_mean_survival"] = -1.0
-    values["reserved"] = reserved
+    values["reserved"] = dict(row.reserved)
     return values
 
 
