@@ -165,3 +165,22 @@ def measure(w: int, h: int, mines: set[int], fog: set[int], spawn_side: int, rul
     return {"r0_size": len(first), "revealed": len(rinf), "safe_count": safe, "unreachable_safe": unreachable(g, mines),
             "known_mines": len(proven), "fog_cells": len(fog), "revealed_core": len(rinf - fog),
             "safe_core": safe - len(fog)}
+
+
+def fragments(g: Grid, cells: set[int]) -> list[list[int]]:
+    """The pieces of ``cells`` connected through ``g.nbrs``, each from its lowest cell, breadth first."""
+    seen: set[int] = set()
+    out = []
+    for start in sorted(cells):
+        if start in seen:
+            continue
+        comp, i = [start], 0
+        seen.add(start)
+        while i < len(comp):
+            for n in g.nbrs[comp[i]]:
+                if n in cells and n not in seen:
+                    seen.add(n)
+                    comp.append(n)
+            i += 1
+        out.append(comp)
+    return out

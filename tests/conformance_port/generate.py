@@ -78,21 +78,8 @@ def fog_step(g: Grid, stream: Stream, a: Attempt, count: int, aim: int) -> None:
 
 
 def _components(g: Grid, cells: set[int]) -> dict[int, int]:
-    size: dict[int, int] = {}
-    for start in sorted(cells):
-        if start in size:
-            continue
-        comp, i = [start], 0
-        seen = {start}
-        while i < len(comp):
-            for n in g.nbrs[comp[i]]:
-                if n in cells and n not in seen:
-                    seen.add(n)
-                    comp.append(n)
-            i += 1
-        for c in comp:
-            size[c] = len(comp)
-    return size
+    """Each cell of ``cells`` with the size of its piece."""
+    return {c: len(piece) for piece in boards.fragments(g, cells) for c in piece}
 
 
 def _failed(a: Attempt, row: dict) -> str | None:

@@ -18,26 +18,10 @@ def pools(inp: dict, variation: dict) -> tuple[list[str], list[str]]:
             [t["id"] for t in eligible if t["scope"] == "region"])
 
 
-def _fragments(g: Grid, free: set[int]) -> list[list[int]]:
-    seen: set[int] = set()
-    out = []
-    for start in sorted(free):
-        if start in seen:
-            continue
-        comp, i = [start], 0
-        seen.add(start)
-        while i < len(comp):
-            for n in g.nbrs[comp[i]]:
-                if n in free and n not in seen:
-                    seen.add(n)
-                    comp.append(n)
-            i += 1
-        out.append(comp)
-    return out
 
 
 def _prune(g: Grid, free: set[int], pack_min: int) -> set[int]:
-    return {c for comp in _fragments(g, free) if len(comp) >= pack_min for c in comp}
+    return {c for comp in boards.fragments(g, free) if len(comp) >= pack_min for c in comp}
 
 
 def overlay(inp: dict, variation: dict) -> dict:
