@@ -58,7 +58,7 @@ from boardgen_pipeline.review.asked import ALPHA, Settings  # noqa: F401 - diff.
 from boardgen_pipeline.review.paired import FLAG_RULE, FigureDiff, RowFigures, measure, resample_seed
 from boardgen_pipeline.review.sources import Source, SourceRow
 from boardgen_pipeline.scopes import DEPTH_SPACING, sigma
-from boardgen_pipeline.tables.board_gen import DEFAULT_TABLE
+from boardgen_pipeline.tables.board_gen import DEFAULT_TABLE, key_text
 
 ADDED, REMOVED, MODIFIED, IDENTICAL = "added", "removed", "modified", "identical"
 STATES = (ADDED, REMOVED, MODIFIED, IDENTICAL)
@@ -69,6 +69,7 @@ REPORT_FIELDS = {"A": "assertion_a", "A''": "assertion_a2", "A'": "assertion_a1"
                  "B'": "assertion_b1", "F": "assertion_f"}
 ASSERTIONS = (*REPORT_FIELDS, "E")
 WARNINGS = ("E",)  # shown when worse, never a worse verdict for the exit code
+VERDICT_WORDS = {True: "pass", False: "FAIL"}  # an F4 verdict in every format (each adds its word for none)
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,8 @@ class VerdictChange:
                 "warning": self.assertion in WARNINGS}
 
     def text(self) -> str:
-        said = {True: "pass", False: "FAIL", None: "-"}
-        return f"({self.key[0]},{self.key[1]}) {self.assertion}: {said[self.base]} -> {said[self.head]}"
+        said = {**VERDICT_WORDS, None: "-"}
+        return f"{key_text(self.key)} {self.assertion}: {said[self.base]} -> {said[self.head]}"
 
 
 @dataclass

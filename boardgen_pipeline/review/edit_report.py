@@ -175,7 +175,7 @@ def _flag(f) -> str:
 
 
 def _verdict_changes(previous: dict, now: dict) -> list[str]:
-    said = {True: "pass", False: "FAIL"}
+    said = diff.VERDICT_WORDS
     return [f"{name}: {said[previous[col]]} -> {said[now[col]]}" for col, name in F4_FLAGS
             if previous.get(col) is not None and now.get(col) is not None and previous[col] != now[col]]
 

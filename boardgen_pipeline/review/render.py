@@ -24,6 +24,7 @@ from html import escape
 from boardgen_pipeline.review import figures as F
 from boardgen_pipeline.review import svg
 from boardgen_pipeline.review.diff import ADDED, ASSERTIONS, MODIFIED, REMOVED, WARNINGS, CalibrationDiff, RowDiff
+from boardgen_pipeline.review.diff import VERDICT_WORDS as diff_words
 from boardgen_pipeline.review.overlay_diff import OverlayDiff
 from boardgen_pipeline.review.paired import BEYOND, FLAG_RULE, MAY_BE_WITHIN, FigureDiff
 from boardgen_pipeline.review.strata_diff import LevelStrata
@@ -346,7 +347,7 @@ def markdown(diff: CalibrationDiff, full_report: str = "", limit: int = COMMENT_
             f"F4 verdicts worse: **{c['verdicts_worse']}**", "", "#### F4 verdict changes"]
     blocks: list[tuple[str, list[str]]] = [("", head)]
     changes = diff.verdict_changes
-    said = {True: "pass", False: "**FAIL**", None: "(new row)"}
+    said = {**VERDICT_WORDS, False: f"**{VERDICT_WORDS[False]}**"}
     if changes:
         blocks.append(("", ["| row | assertion | base | head | |", "|---|---|---|---|---|"]))
         blocks += [("verdict change", [f"| {key_text(v.key)} | {v.assertion} | {said[v.base]} | {said[v.head]} | "
@@ -420,7 +421,7 @@ UNITS = {"win_rate": "share of boards", "inferability_p10": "share of safe cells
          "no_guess_share": "share of boards", "retry_rate": "share of boards", "mean_attempts": "attempts a board",
          "bbbv_p50": "3BV (clicks)"}
 TARGETED = ("inferability_p10", "inferability_p50")
-VERDICT_WORDS = {True: "pass", False: "FAIL", None: "(new row)"}
+VERDICT_WORDS = {**diff_words, None: "(new row)"}  # an added row has no base verdict
 
 
 def verdict_cells(v) -> str:
