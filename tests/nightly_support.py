@@ -19,15 +19,19 @@ SAMPLES = "64"
 TIMEOUT = 1200
 
 
+def nightly_command(tables: Path, root: Path, home: Path, *extra: str, samples: str = SAMPLES) -> list[str]:
+    """The ``boardgen nightly`` command line of :func:`nightly`."""
+    return [BOARDGEN, "nightly", "--tables", str(tables), "--warehouse", str(root), "--dagster-home", str(home),
+            "--samples", samples, *extra]
+
+
 def nightly(tables: Path, root: Path, home: Path, *extra: str, env: dict | None = None, wait: bool = True,
             samples: str = SAMPLES):
     """``boardgen nightly`` on ``tables`` into ``root`` with the
     Dagster home ``home``: ``(exit code, stdout, stderr)``, or the process
     itself with ``wait=False``."""
-    cmd = [BOARDGEN, "nightly", "--tables", str(tables), "--warehouse", str(root),
-           "--dagster-home", str(home), "--samples", samples, *extra]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(nightly_command(tables, root, home, *extra, samples=samples), cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
     if not wait:
         return proc
     out, err = proc.communicate(timeout=TIMEOUT)
